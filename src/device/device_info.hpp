@@ -1,0 +1,33 @@
+// What the tool knows of the machine it runs on: the GPU (if any) and the library versions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace nvfp4 {
+
+struct DeviceInfo {
+  bool has_gpu = false;
+  std::string no_gpu_reason;  // why the host backend is used
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  size_t l2_bytes = 0;
+  size_t global_mem_bytes = 0;
+  int clock_khz = 0;         // default SM clock
+  int mem_clock_khz = 0;
+  int mem_bus_width_bits = 0;
+  int driver_version = 0;    // e.g. 13000
+  int runtime_version = 0;
+  size_t cublaslt_version = 0;
+  std::string pci_bus_id;
+
+  int cc() const { return cc_major * 10 + cc_minor; }
+  std::string cc_string() const { return std::to_string(cc_major) + "." + std::to_string(cc_minor); }
+};
+
+// Queries device `ordinal`; never throws for a missing GPU (has_gpu = false, reason set).
+DeviceInfo query_device(int ordinal = 0);
+
+}  // namespace nvfp4

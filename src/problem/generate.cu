@@ -1,0 +1,81 @@
+// GPU operand generation: one thread per 16-element block, the same generate_block as the host.
+#include "device/cuda_check.hpp"
+#include "problem/problem.hpp"
+
+namespace nvfp4 {
+namespace {
+
+__global__ void generate_kernel(Dist dist, uint64_t seed, TensorId id, int64_t blocks,
+                                uint8_t* __restrict__ q, uint8_t* __restrict__ sf) {
+  for (int64_t blk = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; blk < blocks;
+       blk += int64_t(gridDim.x) * blockDim.x) {
+    uint8_t bytes[8];
+    uint8_t scale;
+    generate_block(dist, seed, id, uint64_t(blk), bytes, &scale);
+    uint2 packed;
+    packed.x = bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (uint32_t(bytes[3]) << 24);
+    packed.y = bytes[4] | (bytes[5] << 8) | (bytes[6] << 16) | (uint32_t(bytes[7]) << 24);
+    reinterpret_cast<uint2*>(q)[blk] = packed;  // K/2 is a multiple of 8: 8-byte aligned
+    sf[blk] = scale;
+  }
+}
+
+// Writes every entry of the blocked buffer (padding as zero), so no memset is needed.
+__global__ void blocked_kernel(ScaleLayout lay, const uint8_t* __restrict__ linear,
+                               uint8_t* __restrict__ blocked) {
+  const int64_t per_batch = lay.blocked_bytes_per_batch();
+  const int64_t kp = lay.kblocks_padded();
+  const int64_t total = per_batch * lay.batches;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
+       idx += int64_t(gridDim.x) * blockDim.x) {
+    // Enumerate padded (batch, r, c) and scatter into the blocked offset.
+    const int64_t batch = idx / per_batch;
+    const int64_t rc = idx % per_batch;
+    const int64_t r = rc / kp, c = rc % kp;
+    const bool inside = r < lay.rows && c < lay.kblocks;
+    blocked[lay.blocked_offset(r, c, batch)] = inside ? linear[lay.linear_offset(r, c, batch)] : 0;
+  }
+}
+
+unsigned grid_for(int64_t work, int threads) {
+  const int64_t g = (work + threads - 1) / threads;
+  return static_cast<unsigned>(g < 65536 * 8 ? (g > 0 ? g : 1) : 65536 * 8);
+}
+
+void generate_tensor(const Problem& p, TensorId id, int64_t rows, uint8_t* q, uint8_t* sf,
+                     uint8_t* sf_blocked, cudaStream_t stream) {
+  const Shape& s = p.shape;
+  const int64_t blocks = s.l * rows * (s.k / kBlockSize);
+  generate_kernel<<<grid_for(blocks, 256), 256, 0, stream>>>(p.dist, p.seed, id, blocks, q, sf);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  const auto lay = ScaleLayout::make(rows, s.k, s.l);
+  blocked_kernel<<<grid_for(lay.blocked_bytes(), 256), 256, 0, stream>>>(lay, sf, sf_blocked);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void generate_device(const Problem& p, DeviceTensors& t, cudaStream_t stream) {
+  generate_tensor(p, TensorId::A, p.shape.m, t.a.get<uint8_t>(), t.sfa.get<uint8_t>(),
+                  t.sfa_blocked.get<uint8_t>(), stream);
+  generate_tensor(p, TensorId::B, p.shape.n, t.b.get<uint8_t>(), t.sfb.get<uint8_t>(),
+                  t.sfb_blocked.get<uint8_t>(), stream);
+}
+
+void copy_inputs_to_host(const DeviceTensors& d, HostTensors& h) {
+  auto copy = [](std::vector<uint8_t>& dst, const DeviceBuffer& src) {
+    NVFP4_CUDA_CHECK(cudaMemcpy(dst.data(), src.get(), dst.size(), cudaMemcpyDeviceToHost));
+  };
+  copy(h.a, d.a);
+  copy(h.b, d.b);
+  copy(h.sfa, d.sfa);
+  copy(h.sfb, d.sfb);
+  copy(h.sfa_blocked, d.sfa_blocked);
+  copy(h.sfb_blocked, d.sfb_blocked);
+}
+
+void poison_device(uint16_t* c, int64_t elements, cudaStream_t stream) {
+  NVFP4_CUDA_CHECK(cudaMemsetAsync(c, kPoisonByte, size_t(elements) * 2, stream));
+}
+
+}  // namespace nvfp4

@@ -1,0 +1,78 @@
+// Operand generation shared by the GPU generator and its host twin: a counter-based hash of
+// (seed, tensor, index), so every 16-element block is produced independently and identically
+// on either side. Only exact float arithmetic (integer sums, power-of-two scaling, correctly
+// rounded division) is used, which makes host and device results bit-identical.
+#pragma once
+
+#include <cstdint>
+
+#include "format/nvfp4.hpp"
+
+namespace nvfp4 {
+
+enum class Dist : int {
+  GpuMode = 0,  // uniform bytes, scales from {0,1,2,3} (the GPU MODE reference)
+  Normal = 1,   // N(0,1) data quantized per block: scale = e4m3(amax/6), values to E2M1
+};
+
+enum class TensorId : uint32_t { A = 0, B = 1 };
+
+// splitmix64 finalizer: a strong 64-bit mixer, cheap on both sides.
+NVFP4_HD uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// 64 random bits for (seed, tensor, block index, draw number within the block).
+NVFP4_HD uint64_t random_bits(uint64_t seed, TensorId t, uint64_t block, uint32_t draw) {
+  const uint64_t key = mix64(seed ^ (0xA0761D6478BD642Full * (static_cast<uint64_t>(t) + 1)));
+  return mix64(mix64(key ^ mix64(block)) + 0xE7037ED1A0B428DBull * (draw + 1u));
+}
+
+// An approximately standard normal value from 12 uniform 16-bit draws (Irwin-Hall): the sum
+// minus its mean is an exact integer and 2^-16 scaling is exact, so z is identical everywhere.
+// Its standard deviation is 1 - 2^-33 and |z| < 6.
+NVFP4_HD float irwin_hall_normal(uint64_t r0, uint64_t r1, uint64_t r2) {
+  int32_t sum = 0;
+  const uint64_t rs[3] = {r0, r1, r2};
+  for (int w = 0; w < 3; ++w)
+    for (int s = 0; s < 4; ++s) sum += static_cast<int32_t>((rs[w] >> (16 * s)) & 0xFFFFu);
+  // mean of the sum = 12 * 65535 / 2 = 393210
+  return static_cast<float>(sum - 393210) * (1.0f / 65536.0f);
+}
+
+// Generates one 16-element block: 8 packed bytes and its E4M3 scale byte.
+// `block` is the linear block index ((batch * rows + row) * kblocks + kb).
+NVFP4_HD void generate_block(Dist dist, uint64_t seed, TensorId t, uint64_t block,
+                             uint8_t bytes[8], uint8_t* scale) {
+  if (dist == Dist::GpuMode) {
+    const uint64_t r = random_bits(seed, t, block, 0);
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(r >> (8 * i));
+    const uint64_t s = random_bits(seed, t, block, 1);
+    // e4m3 of 0, 1, 2, 3
+    const uint8_t codes[4] = {0x00, 0x38, 0x40, 0x44};
+    *scale = codes[s & 3u];
+    return;
+  }
+  float v[kBlockSize];
+  float amax = 0.0f;
+  for (int i = 0; i < kBlockSize; ++i) {
+    const uint32_t d = static_cast<uint32_t>(i) * 3u;
+    v[i] = irwin_hall_normal(random_bits(seed, t, block, d), random_bits(seed, t, block, d + 1),
+                             random_bits(seed, t, block, d + 2));
+    const float a = v[i] < 0.0f ? -v[i] : v[i];
+    amax = a > amax ? a : amax;
+  }
+  const unsigned sbits = e4m3_encode(amax / 6.0f);
+  *scale = static_cast<uint8_t>(sbits);
+  const float s = scale_decode(sbits);
+  for (int i = 0; i < 8; ++i) {
+    const unsigned lo = s > 0.0f ? e2m1_encode(v[2 * i] / s) : 0u;
+    const unsigned hi = s > 0.0f ? e2m1_encode(v[2 * i + 1] / s) : 0u;
+    bytes[i] = fp4_pack(lo, hi);
+  }
+}
+
+}  // namespace nvfp4
