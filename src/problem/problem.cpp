@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 
 namespace nvfp4 {
 
@@ -99,9 +100,10 @@ namespace {
 void generate_tensor_host(const Problem& p, TensorId id, int64_t rows, uint8_t* q, uint8_t* sf) {
   const Shape& s = p.shape;
   const int64_t kbs = s.k / kBlockSize;
-  const int64_t blocks = s.l * rows * kbs;
-  for (int64_t blk = 0; blk < blocks; ++blk)
-    generate_block(p.dist, p.seed, id, uint64_t(blk), q + blk * 8, sf + blk);
+  parallel_for(s.l * rows, [&](int64_t row) {
+    for (int64_t blk = row * kbs; blk < (row + 1) * kbs; ++blk)
+      generate_block(p.dist, p.seed, id, uint64_t(blk), q + blk * 8, sf + blk);
+  });
 }
 }  // namespace
 

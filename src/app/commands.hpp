@@ -1,0 +1,38 @@
+// The CLI's commands: the default one (run one problem) and the subcommands.
+// Adding a subcommand: one add_* call in add_subcommands and one branch in dispatch_subcommand.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "app/run_case.hpp"
+
+namespace nvfp4 {
+
+struct RunOptions {
+  CaseSpec spec;
+  std::string dist = "gpumode";
+  std::string json_path;
+  bool list = false;
+  bool keep_samples = false;
+  int device = 0;
+  CLI::Option* iters_option = nullptr;  // to tell a user's --iters from the default
+  CLI::Option* warmup_option = nullptr;
+};
+
+void add_run_options(CLI::App& app, RunOptions& o);
+// The default command: one problem (or --list). Returns the exit code.
+int run_command(RunOptions& o, int argc, char** argv);
+// `--list`: kernels, references and peers with their availability here.
+int list_command(const DeviceInfo& dev);
+
+struct Subcommands {
+  CLI::App* placeholder = nullptr;  // subcommands are added here by later work
+};
+Subcommands add_subcommands(CLI::App& app);
+// Runs the parsed subcommand and returns its exit code, or -1 when none was given.
+int dispatch_subcommand(Subcommands& s, int argc, char** argv);
+
+}  // namespace nvfp4

@@ -1,0 +1,47 @@
+// One case end to end: generate, run kernel and reference, verify, time, collect the result.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/buffer.hpp"
+#include "device/device_info.hpp"
+#include "measure/measure.hpp"
+#include "report/result.hpp"
+
+namespace nvfp4 {
+
+struct CaseSpec {
+  Problem problem;
+  std::string kernel = "auto";
+  std::string reference = "auto";
+  Tolerance tolerance;
+  int64_t verify_sample = 0;  // 0: full check (or automatic sampling when too big for the CPU)
+  MeasureOptions measure;
+  bool time_reference = true;
+  std::string save_tensors_dir;  // empty: don't save
+};
+
+// The machine a sweep of cases runs on, set up once.
+struct Context {
+  DeviceInfo dev;
+  std::unique_ptr<Stream> stream;       // GPU only
+  std::unique_ptr<L2Flusher> flusher;   // GPU only
+  bool gpu() const { return dev.has_gpu; }
+  static Context create(int device_ordinal);
+};
+
+// Name resolution; throw usage_error (exit 2) with one line naming the field and what is allowed.
+std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name, Role role,
+                              const Shape& shape, const Context& ctx);
+
+// Runs one case. Usage errors (unknown names, unsupported shapes) propagate as nvfp4::Error;
+// CUDA failures too (the context may be unusable after a fault).
+CaseResult run_case(const CaseSpec& spec, Context& ctx);
+
+// Cases whose full CPU check would take too long are sampled automatically.
+constexpr double kAutoSampleMacs = 1.5e11;
+constexpr int64_t kAutoSampleCount = 100000;
+
+}  // namespace nvfp4

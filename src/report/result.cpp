@@ -1,0 +1,52 @@
+#include "report/result.hpp"
+
+#include <unistd.h>
+
+#include <ctime>
+
+namespace nvfp4 {
+
+const char* disposition_name(Disposition d) {
+  switch (d) {
+    case Disposition::Passed: return "passed";
+    case Disposition::Incorrect: return "incorrect";
+    case Disposition::NotSupported: return "not_supported";
+    case Disposition::Error: return "error";
+  }
+  return "error";
+}
+
+RunInfo RunInfo::collect(int argc, char** argv, const DeviceInfo& dev, const MeasureOptions& m) {
+  RunInfo r;
+  for (int i = 0; i < argc; ++i) r.argv.emplace_back(argv[i]);
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) == 0) r.hostname = host;
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  r.utc_time = buf;
+  r.backend = dev.has_gpu ? "cuda" : "host";
+  r.device = dev;
+  r.measure = m;
+  return r;
+}
+
+TimingResult make_timing(const std::string& name, const std::string& role, Measurement m,
+                         const Shape& s, const TensorBytes& bytes, bool same_numerics) {
+  TimingResult t;
+  t.name = name;
+  t.role = role;
+  t.ran = true;
+  t.same_numerics = same_numerics;
+  const double sec = m.stats.median * 1e-6;
+  if (sec > 0) {
+    t.tflops = s.flops() / sec * 1e-12;
+    t.gbps = double(bytes.min_traffic()) / sec * 1e-9;
+  }
+  t.measurement = std::move(m);
+  return t;
+}
+
+}  // namespace nvfp4

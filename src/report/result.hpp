@@ -1,0 +1,61 @@
+// The result model: what one run measured and decided. Writers only format it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/device_info.hpp"
+#include "kernels/kernel.hpp"
+#include "measure/measure.hpp"
+#include "problem/problem.hpp"
+#include "verify/verify.hpp"
+
+namespace nvfp4 {
+
+constexpr int kReportSchemaVersion = 1;
+
+enum class Disposition { Passed, Incorrect, NotSupported, Error };
+const char* disposition_name(Disposition d);
+
+struct TimingResult {
+  std::string name;
+  std::string role;  // "kernel", "reference", "peer"
+  bool ran = false;
+  std::string reason;  // why not run
+  bool same_numerics = true;
+  Measurement measurement;
+  double tflops = 0;  // 2*M*N*K*L / median
+  double gbps = 0;    // minimum traffic (padded scales included) / median
+};
+
+struct CaseResult {
+  Problem problem;
+  std::string kernel, kernel_description;
+  std::string reference, reference_description;
+  Disposition disposition = Disposition::Error;
+  std::string message;  // one line: why not passed
+  Tolerance tolerance;
+  std::optional<VerifyResult> verification;
+  std::optional<TimingResult> kernel_timing, reference_timing;
+  std::vector<TimingResult> peers;
+  TensorBytes bytes;
+  std::vector<std::string> notes;
+};
+
+struct RunInfo {
+  std::vector<std::string> argv;
+  std::string version = NVFP4_VERSION;
+  std::string git_revision = NVFP4_GIT_REV;
+  std::string hostname;
+  std::string utc_time;  // ISO 8601
+  std::string backend;   // "cuda" or "host"
+  DeviceInfo device;
+  MeasureOptions measure;
+  static RunInfo collect(int argc, char** argv, const DeviceInfo& dev, const MeasureOptions& m);
+};
+
+TimingResult make_timing(const std::string& name, const std::string& role, Measurement m,
+                         const Shape& s, const TensorBytes& bytes, bool same_numerics = true);
+
+}  // namespace nvfp4

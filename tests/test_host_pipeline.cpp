@@ -1,0 +1,94 @@
+// The host backend end to end: the host kernel verified against the exact reference, and a
+// corrupted kernel caught - so the check can fail.
+#include <gtest/gtest.h>
+
+#include "app/run_case.hpp"
+#include "reference/cpu_exact.hpp"
+
+using namespace nvfp4;
+
+TEST(HostPipeline, HostKernelMatchesExactReference) {
+  for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+    const Shape s{37, 29, 512, 2};
+    HostTensors t;
+    t.allocate(s);
+    generate_host({s, d, 3}, t);
+    std::vector<uint16_t> got(size_t(s.l * s.m * s.n), kPoisonFp16);
+    Operands ops = t.view();
+    ops.c = got.data();
+    auto k = make_gemm("host", Role::Kernel);
+    ASSERT_TRUE(k);
+    k->run(s, ops, nullptr, nullptr);
+    Operands rops = t.view();
+    exact_gemm(s, rops);
+    const auto v = verify_full(s, got.data(), t.c.data(), {});
+    EXPECT_TRUE(v.passed()) << v.mismatches;
+    EXPECT_EQ(v.checked, s.l * s.m * s.n);
+  }
+}
+
+TEST(HostPipeline, RunCaseOnHostBackendPassesAndSamples) {
+  Context ctx;  // no GPU: the host backend
+  ctx.dev.has_gpu = false;
+  CaseSpec spec;
+  spec.problem = {{64, 80, 256, 2}, Dist::Normal, 9};
+  spec.measure = {0, 1, false};
+  CaseResult r = run_case(spec, ctx);
+  EXPECT_EQ(r.kernel, "host");
+  EXPECT_EQ(r.reference, "cpu-exact");
+  EXPECT_EQ(r.disposition, Disposition::Passed) << r.message;
+  ASSERT_TRUE(r.verification);
+  EXPECT_EQ(r.verification->mode, "full");
+  EXPECT_EQ(r.verification->checked, 2 * 64 * 80);
+  spec.verify_sample = 500;
+  r = run_case(spec, ctx);
+  EXPECT_EQ(r.verification->mode, "sampled");
+  EXPECT_EQ(r.verification->checked, 500);
+  EXPECT_EQ(r.disposition, Disposition::Passed);
+}
+
+namespace {
+// A kernel that is wrong in one element and never writes another.
+class BrokenHostKernel final : public Gemm {
+ public:
+  std::string name() const override { return "broken"; }
+  std::string description() const override { return "test only"; }
+  Space space() const override { return Space::Host; }
+  Availability availability(const DeviceInfo&) const override { return {true, {}}; }
+  void run(const Shape& s, const Operands& ops, void*, cudaStream_t) override {
+    exact_gemm(s, ops);
+    ops.c[3] = fp16_bits_from_double(fp16_bits_to_double(ops.c[3]) + 1.0);
+    ops.c[5] = kPoisonFp16;
+  }
+};
+}  // namespace
+
+TEST(HostPipeline, VerificationCatchesAWrongAndAnUnwrittenElement) {
+  const Shape s{8, 8, 64, 1};
+  HostTensors t;
+  t.allocate(s);
+  generate_host({s, Dist::GpuMode, 1}, t);
+  std::vector<uint16_t> got(64);
+  Operands ops = t.view();
+  ops.c = got.data();
+  BrokenHostKernel().run(s, ops, nullptr, nullptr);
+  Operands rops = t.view();
+  exact_gemm(s, rops);
+  const auto v = verify_full(s, got.data(), t.c.data(), {});
+  EXPECT_EQ(v.mismatches, 2);
+  EXPECT_EQ(v.unwritten, 1);
+}
+
+TEST(HostPipeline, UnknownKernelIsAUsageErrorListingNames) {
+  Context ctx;
+  CaseSpec spec;
+  spec.problem = {{8, 8, 64, 1}, Dist::GpuMode, 1};
+  spec.kernel = "nope";
+  try {
+    run_case(spec, ctx);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find("--kernel 'nope': unknown kernel; expected one of: auto, naive, host"), std::string::npos) << e.what();
+  }
+}
