@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "report/json_report.hpp"
@@ -11,6 +14,7 @@ namespace nvfp4 {
 
 void add_run_options(CLI::App& app, RunOptions& o) {
   CaseSpec& s = o.spec;
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
   s.problem.shape = {128, 7168, 16384, 1};
   app.add_option("--m", s.problem.shape.m, "rows of A and C")->capture_default_str();
   app.add_option("--n", s.problem.shape.n, "rows of B, columns of C")->capture_default_str();
@@ -56,6 +60,13 @@ void validate_options(RunOptions& o) {
   if (o.spec.measure.iters < 1)
     throw usage_error(fmt::format("--iters {}: must be >= 1", o.spec.measure.iters));
   if (o.device < 0) throw usage_error(fmt::format("--device {}: must be >= 0", o.device));
+  // Output paths are checked before anything runs, so no measurement is lost to a typo.
+  if (!o.json_path.empty()) {
+    const auto parent = std::filesystem::absolute(o.json_path).parent_path();
+    if (!std::filesystem::is_directory(parent) || access(parent.c_str(), W_OK) != 0)
+      throw usage_error(fmt::format("--json {}: folder {} does not exist or is not writable",
+                                    o.json_path, parent.string()));
+  }
 }
 
 std::string time_line(const TimingResult& t) {

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The CLI end to end on the host backend: exit codes, one-line errors, the report, and the
+.npy export re-checked independently with numpy. Run under /usr/bin/python3 (Debian's numpy)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+BIN = os.environ.get("NVFP4BENCH", "build/nvfp4bench")
+
+
+def run(*args):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
+
+
+def e4m3(bits):
+    bits = bits.astype(np.int64) & 0x7F  # scales are unsigned
+    e, m = bits >> 3, bits & 7
+    return np.where(e == 0, m * 2.0 ** -9, (8 + m) * 2.0 ** (e - 10))
+
+
+def unpack(q):  # [L, R, K/2] -> [L, R, K], even K index in the low nibble
+    out = np.empty(q.shape[:-1] + (q.shape[-1] * 2,), dtype=np.float64)
+    out[..., 0::2] = E2M1[q & 15]
+    out[..., 1::2] = E2M1[q >> 4]
+    return out
+
+
+class Cli(unittest.TestCase):
+    def test_help_documents_exit_codes(self):
+        rc, out, _ = run("--help")
+        self.assertEqual(rc, 0)
+        self.assertIn("Exit codes", out)
+        self.assertIn("--verify-sample", out)
+
+    def test_bad_input_is_one_line_with_exit_2(self):
+        cases = [
+            (["--m", "0"], "--m 0"),
+            (["--n", "-5"], "--n -5"),
+            (["--m", "abc"], "--m"),
+            (["--k", "24"], "--k 24: must be a multiple of 16"),
+            (["--l", "0"], "--l 0"),
+            (["--kernel", "nope"], "--kernel 'nope': unknown kernel"),
+            (["--reference", "nope"], "--reference 'nope': unknown reference"),
+            (["--dist", "cauchy"], "--dist 'cauchy'"),
+            (["--iters", "0"], "--iters 0"),
+            (["--rtol", "-1"], "--rtol -1"),
+            (["--m", "1099511627776", "--n", "1099511627776", "--k", "1048576"], "overflows 64 bits"),
+            (["--json", "/nonexistent-dir/r.json"], "/nonexistent-dir/r.json"),
+            (["--bogus"], "--bogus"),
+        ]
+        for args, needle in cases:
+            with self.subTest(args=args):
+                rc, _, err = run("--m", "16", "--n", "16", "--k", "64", *args)
+                self.assertEqual(rc, 2, err)
+                self.assertIn(needle, err)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertNotIn("terminate called", err)
+
+    def test_list_shows_availability(self):
+        rc, out, _ = run("--list")
+        self.assertEqual(rc, 0)
+        self.assertIn("naive", out)
+        self.assertIn("cpu-exact", out)
+        self.assertIn("host", out)
+
+    def test_host_run_report_and_tensors(self):
+        with tempfile.TemporaryDirectory() as d:
+            rep, tdir = os.path.join(d, "r.json"), os.path.join(d, "t")
+            rc, out, err = run("--m", "40", "--n", "24", "--k", "96", "--l", "2", "--seed", "5",
+                               "--dist", "normal", "--json", rep, "--save-tensors", tdir)
+            self.assertEqual(rc, 0, out + err)
+            first = out.splitlines()[0]
+            if "host backend" not in first:
+                self.skipTest("a GPU is present: the host-backend run is tested on GPU-less machines")
+            with open(rep) as f:
+                r = json.load(f)
+            self.assertEqual(r["schema_version"], 1)
+            self.assertEqual(r["backend"], "host")
+            self.assertIn("git_revision", r["tool"])
+            c = r["cases"][0]
+            self.assertEqual(c["disposition"], "passed")
+            self.assertEqual(c["problem"], c["problem"] | {"m": 40, "n": 24, "k": 96, "l": 2, "seed": 5,
+                                                           "dist": "normal"})
+            self.assertEqual(c["verification"]["checked"], 2 * 40 * 24)
+            self.assertEqual(c["kernel"]["name"], "host")
+            self.assertGreater(c["kernel_timing"]["stats"]["median_us"], 0)
+
+            a, b = np.load(f"{tdir}/a.npy"), np.load(f"{tdir}/b.npy")
+            sfa, sfb = np.load(f"{tdir}/sfa.npy"), np.load(f"{tdir}/sfb.npy")
+            ref, got = np.load(f"{tdir}/ref.npy"), np.load(f"{tdir}/c.npy")
+            self.assertEqual((a.dtype, a.shape), (np.uint8, (2, 40, 48)))
+            self.assertEqual((sfb.dtype, sfb.shape), (np.uint8, (2, 24, 6)))
+            self.assertEqual((ref.dtype, ref.shape), (np.float16, (2, 40, 24)))
+            self.assertEqual(np.load(f"{tdir}/sfa_blocked.npy").shape, (2, 128 * 8))
+            # Independent semantics: dequantize with numpy, matmul in float64, round once.
+            A = unpack(a) * np.repeat(e4m3(sfa), 16, axis=2)
+            B = unpack(b) * np.repeat(e4m3(sfb), 16, axis=2)
+            C = np.einsum("lik,ljk->lij", A, B).astype(np.float16)
+            np.testing.assert_array_equal(C, ref)
+            np.testing.assert_allclose(got.astype(np.float64), C.astype(np.float64), rtol=1e-3, atol=1e-3)
+            with open(f"{tdir}/problem.json") as f:
+                self.assertEqual(json.load(f)["k"], 96)
+
+
+if __name__ == "__main__":
+    unittest.main()
