@@ -165,8 +165,16 @@ int run_command(RunOptions& o, int argc, char** argv) {
   return kExitRuntime;
 }
 
-Subcommands add_subcommands(CLI::App&) { return {}; }
+Subcommands add_subcommands(CLI::App& app) {
+  Subcommands subs;
+  (void)app;  // one line per subcommand: subs.push_back(add_NAME_command(app));
+  return subs;
+}
 
-int dispatch_subcommand(Subcommands&, int, char**) { return -1; }
+int dispatch_subcommand(Subcommands& subs, int argc, char** argv) {
+  for (auto& s : subs)
+    if (s.app->parsed()) return s.run(argc, argv);
+  return -1;
+}
 
 }  // namespace nvfp4

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 #include <string>
 
 #include "app/run_case.hpp"
@@ -28,9 +30,13 @@ int run_command(RunOptions& o, int argc, char** argv);
 // `--list`: kernels, references and peers with their availability here.
 int list_command(const DeviceInfo& dev);
 
-struct Subcommands {
-  CLI::App* placeholder = nullptr;  // subcommands are added here by later work
+// A subcommand: its CLI11 app (options bound to state it owns) and what running it does.
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int(int argc, char** argv)> run;  // returns the exit code
 };
+using Subcommands = std::vector<Subcommand>;
+// Each subcommand lives in its own file (src/app/<name>_command.cpp) and is added here.
 Subcommands add_subcommands(CLI::App& app);
 // Runs the parsed subcommand and returns its exit code, or -1 when none was given.
 int dispatch_subcommand(Subcommands& s, int argc, char** argv);
