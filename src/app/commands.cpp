@@ -44,8 +44,6 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
 }
 
-namespace {
-
 void validate_options(RunOptions& o) {
   auto d = parse_dist(o.dist);
   if (!d) throw usage_error(fmt::format("--dist '{}': unknown; expected gpumode or normal", o.dist));
@@ -68,6 +66,14 @@ void validate_options(RunOptions& o) {
                                     o.json_path, parent.string()));
   }
 }
+
+void apply_backend_defaults(RunOptions& o, const Context& ctx) {
+  if (ctx.gpu()) return;
+  if (o.iters_option && o.iters_option->count() == 0) o.spec.measure.iters = 3;
+  if (o.warmup_option && o.warmup_option->count() == 0) o.spec.measure.warmup = 1;
+}
+
+namespace {
 
 std::string time_line(const TimingResult& t) {
   const Stats& s = t.measurement.stats;
@@ -145,10 +151,8 @@ int run_command(RunOptions& o, int argc, char** argv) {
     // Said first: every number below comes from the CPU.
     std::printf("nvfp4bench: no CUDA device (%s): running on the host backend\n",
                 ctx.dev.no_gpu_reason.c_str());
-    // CPU runs are slow: fewer samples unless asked.
-    if (o.iters_option && o.iters_option->count() == 0) o.spec.measure.iters = 3;
-    if (o.warmup_option && o.warmup_option->count() == 0) o.spec.measure.warmup = 1;
   }
+  apply_backend_defaults(o, ctx);  // CPU runs are slow: fewer samples unless asked
   const CaseResult r = run_case(o.spec, ctx);
   print_summary(r, ctx);
   if (!o.json_path.empty()) {
@@ -167,7 +171,9 @@ int run_command(RunOptions& o, int argc, char** argv) {
 
 Subcommands add_subcommands(CLI::App& app) {
   Subcommands subs;
-  (void)app;  // one line per subcommand: subs.push_back(add_NAME_command(app));
+  // one line per subcommand: subs.push_back(add_NAME_command(app));
+  subs.push_back(add_sweep_command(app));
+  subs.push_back(add_merge_command(app));
   return subs;
 }
 

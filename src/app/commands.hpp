@@ -25,6 +25,10 @@ struct RunOptions {
 };
 
 void add_run_options(CLI::App& app, RunOptions& o);
+// Checks the parsed options (usage_error naming the flag); also used by sweeps run in-process.
+void validate_options(RunOptions& o);
+// Defaults that depend on the backend: fewer samples on the host backend unless asked.
+void apply_backend_defaults(RunOptions& o, const Context& ctx);
 // The default command: one problem (or --list). Returns the exit code.
 int run_command(RunOptions& o, int argc, char** argv);
 // `--list`: kernels, references and peers with their availability here.
@@ -38,6 +42,8 @@ struct Subcommand {
 using Subcommands = std::vector<Subcommand>;
 // Each subcommand lives in its own file (src/app/<name>_command.cpp) and is added here.
 Subcommands add_subcommands(CLI::App& app);
+Subcommand add_sweep_command(CLI::App& app);  // src/app/sweep_command.cpp
+Subcommand add_merge_command(CLI::App& app);  // src/app/merge_command.cpp
 // Runs the parsed subcommand and returns its exit code, or -1 when none was given.
 int dispatch_subcommand(Subcommands& s, int argc, char** argv);
 
