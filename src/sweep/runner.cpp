@@ -347,7 +347,7 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
   }
   check_writable_folder("--json", report_path);
   check_writable_folder("--jsonl", jsonl_path);
-  run.logs_dir = (fs::path(report_path).parent_path() / (fs::path(report_path).stem().string() + ".logs")).string();
+  run.logs_dir = (fs::absolute(report_path).parent_path() / (fs::path(report_path).stem().string() + ".logs")).string();
 
   const int gpus = cuda_device_count();
   const auto devices = resolve_devices(o.devices, gpus);
