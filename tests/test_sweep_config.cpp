@@ -197,7 +197,7 @@ TEST(SweepConfig, NotJson) {
 
 TEST(SweepConfig, HashFollowsTheCasesNotTheComments) {
   const auto a = parse(R"({"name": "a", "notes": "x", "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})");
-  const auto b = parse(R"({"name": "b", "notes": ["y", "z"], "cases": [{"shape": {"m": 1, "n": 1, "k": 16}, "timeout_s": 3}]})");
+  const auto b = parse(R"({"name": "b", "notes": ["y", "z"], "cases": [{"name": "c", "shape": {"m": 1, "n": 1, "k": 16}, "timeout_s": 3}]})");
   const auto c = parse(R"({"cases": [{"shape": {"m": 1, "n": 1, "k": 16}, "seeds": [1]}]})");
   EXPECT_EQ(a.hash, b.hash);  // names, notes and timeouts do not change what is measured
   EXPECT_NE(a.hash, c.hash);

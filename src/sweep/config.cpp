@@ -188,16 +188,17 @@ std::string fmt_double(double x) { return fmt::format("{}", x); }
 }  // namespace
 
 json SweepCase::params() const {
-  json j = {{"name", name},    {"m", shape.m},       {"n", shape.n},   {"k", shape.k},
-            {"l", shape.l},    {"kernel", kernel},   {"reference", reference},
-            {"dist", dist},    {"seed", seed},       {"peers", peers}};
+  json j = {{"m", shape.m},       {"n", shape.n},       {"k", shape.k},
+            {"l", shape.l},       {"kernel", kernel},   {"reference", reference},
+            {"dist", dist},       {"seed", seed},       {"peers", peers}};
   if (warmup) j["warmup"] = *warmup;
   if (iters) j["iters"] = *iters;
   if (flush) j["flush"] = *flush;
   if (rtol) j["rtol"] = *rtol;
   if (atol) j["atol"] = *atol;
   if (verify_sample) j["verify_sample"] = *verify_sample;
-  return j;  // timeout_s is left out: a longer limit on --resume is the same sweep
+  // Names and timeout_s are left out: a renamed case or a longer limit is the same measurement.
+  return j;
 }
 
 std::string SweepCase::label() const {

@@ -28,7 +28,8 @@ struct SweepCase {
   std::optional<int64_t> verify_sample;
   std::optional<double> timeout_s;  // per-case timeout of an isolated child
 
-  // Canonical description (stored in records, hashed into the config hash).
+  // What is measured, canonically (stored in records, hashed into the config hash); the name and
+  // timeout_s are not part of it.
   nlohmann::json params() const;
   // One line for progress output: "gemm-1 128x256x256 L=1 auto/auto gpumode seed 0".
   std::string label() const;
