@@ -118,7 +118,8 @@ class Configs(unittest.TestCase):
     def test_bad_flags(self):
         cfg = os.path.join(CONFIGS, "smoke.json")
         for args, needle in [(["--shard", "2/2"], "--shard '2/2'"), (["--case-timeout", "0"], "--case-timeout 0"),
-                             (["--progress", "loud"], "--progress 'loud'"), (["--bogus"], "--bogus")]:
+                             (["--progress", "loud"], "--progress 'loud'"), (["--bogus"], "--bogus"),
+                             (["--resume", "--overwrite"], "--resume excludes --overwrite")]:
             with self.subTest(args):
                 with tempfile.TemporaryDirectory() as d:
                     rc, _, err = run("sweep", cfg, *args, cwd=d)

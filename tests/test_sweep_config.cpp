@@ -44,9 +44,9 @@ TEST(SweepConfig, ExplicitShapeWithDefaults) {
   EXPECT_EQ(s.dist, "gpumode");
   EXPECT_EQ(s.seed, 0u);
   EXPECT_FALSE(s.iters.has_value());  // the single-run default applies
-  const std::vector<std::string> args = {"--m", "128", "--n", "256", "--k", "512", "--l", "1",
-                                         "--seed", "0", "--dist", "gpumode", "--kernel", "auto",
-                                         "--reference", "auto"};
+  const std::vector<std::string> args = {
+      "--m",    "128", "--n",    "256",     "--k",      "512",  "--l",         "1",
+      "--seed", "0",   "--dist", "gpumode", "--kernel", "auto", "--reference", "auto"};
   EXPECT_EQ(s.run_args(), args);
 }
 
@@ -58,19 +58,20 @@ TEST(SweepConfig, RangesAndProductsExpandInOrder) {
   ASSERT_EQ(c.cases.size(), 48u);
   EXPECT_EQ(c.cases[0].shape.n, 16);
   EXPECT_EQ(c.cases[0].seed, 5u);
-  EXPECT_EQ(c.cases[1].seed, 6u);         // seeds vary fastest
+  EXPECT_EQ(c.cases[1].seed, 6u);  // seeds vary fastest
   EXPECT_EQ(c.cases[1].shape.k, 64);
-  EXPECT_EQ(c.cases[2].shape.k, 128);     // then k: 64, 128, 256, 512
+  EXPECT_EQ(c.cases[2].shape.k, 128);  // then k: 64, 128, 256, 512
   EXPECT_EQ(c.cases[7].shape.k, 512);
-  EXPECT_EQ(c.cases[8].shape.n, 32);      // then n: 16, 32, 48
-  EXPECT_EQ(c.cases[24].shape.m, 2);      // m outermost
+  EXPECT_EQ(c.cases[8].shape.n, 32);  // then n: 16, 32, 48
+  EXPECT_EQ(c.cases[24].shape.m, 2);  // m outermost
   for (size_t i = 0; i < c.cases.size(); ++i) {
     EXPECT_EQ(c.cases[i].index, int64_t(i));
     EXPECT_EQ(c.cases[i].shape.l, 3);
     EXPECT_EQ(c.cases[i].name, "p");
   }
   // A range that does not land on `to` stops below it.
-  const auto d = parse(R"({"cases": [{"axes": {"m": {"from": 10, "to": 35, "step": 10}, "n": 8, "k": 16}}]})");
+  const auto d =
+      parse(R"({"cases": [{"axes": {"m": {"from": 10, "to": 35, "step": 10}, "n": 8, "k": 16}}]})");
   ASSERT_EQ(d.cases.size(), 3u);
   EXPECT_EQ(d.cases[2].shape.m, 30);
 }
@@ -97,7 +98,11 @@ TEST(SweepConfig, CaseKeysOverrideDefaults) {
   EXPECT_EQ(a.timeout_s, 30.0);
   EXPECT_EQ(a.peers, (std::vector<std::string>{"p1", "p2"}));
   const auto args = a.run_args();
-  const std::string joined = [&] { std::string s; for (auto& x : args) s += x + " "; return s; }();
+  const std::string joined = [&] {
+    std::string s;
+    for (auto& x : args) s += x + " ";
+    return s;
+  }();
   EXPECT_NE(joined.find("--peers p1,p2 "), std::string::npos) << joined;
   EXPECT_NE(joined.find("--rtol 0.01 "), std::string::npos) << joined;
   EXPECT_NE(joined.find("--verify-sample 100 "), std::string::npos) << joined;
@@ -128,12 +133,17 @@ TEST(SweepConfig, UnknownKeysNameTheirPath) {
                                    {"shape": {"m": 1, "n": 1, "k": 16, "mm": 2}}]})"),
             "x.json: cases[2].shape.mm: unknown key (expected one of: m, n, k, l)");
   EXPECT_NE(error_of(R"({"casez": []})").find("x.json: casez: unknown key"), std::string::npos);
-  EXPECT_NE(error_of(R"({"defaults": {"iter": 3}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})")
-                .find("x.json: defaults.iter: unknown key"), std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"defaults": {"iter": 3}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})")
+          .find("x.json: defaults.iter: unknown key"),
+      std::string::npos);
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 1, "n": 1, "k": 16}, "kernel": ["a"]}]})")
-                .find("x.json: cases[0].kernel: unknown key"), std::string::npos);
-  EXPECT_NE(error_of(R"({"cases": [{"axes": {"m": {"from": 1, "to": 2, "stp": 1}, "n": 1, "k": 16}}]})")
-                .find("x.json: cases[0].axes.m.stp: unknown key"), std::string::npos);
+                .find("x.json: cases[0].kernel: unknown key"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"cases": [{"axes": {"m": {"from": 1, "to": 2, "stp": 1}, "n": 1, "k": 16}}]})")
+          .find("x.json: cases[0].axes.m.stp: unknown key"),
+      std::string::npos);
 }
 
 TEST(SweepConfig, WrongTypesAreOneLineErrors) {
@@ -143,28 +153,37 @@ TEST(SweepConfig, WrongTypesAreOneLineErrors) {
   } const bad[] = {
       {R"({"cases": [{"shape": {"m": "128", "n": 1, "k": 16}}]})",
        "x.json: cases[0].shape.m: expected a positive integer, got a string \"128\""},
-      {R"({"cases": [{"shape": {"m": 1.5, "n": 1, "k": 16}}]})", "cases[0].shape.m: expected a positive integer, got a number"},
-      {R"({"cases": [{"shape": {"m": 0, "n": 1, "k": 16}}]})", "cases[0].shape.m: 0 is out of range: must be >= 1"},
+      {R"({"cases": [{"shape": {"m": 1.5, "n": 1, "k": 16}}]})",
+       "cases[0].shape.m: expected a positive integer, got a number"},
+      {R"({"cases": [{"shape": {"m": 0, "n": 1, "k": 16}}]})",
+       "cases[0].shape.m: 0 is out of range: must be >= 1"},
       {R"({"cases": [{"shape": {"m": 1, "k": 16}}]})", "cases[0].shape.n: missing"},
       {R"({"cases": [{"shape": {"m": 1, "n": 1, "k": 16}, "kernels": "naive"}]})",
        "cases[0].kernels: expected a non-empty list of strings, got a string"},
       {R"({"cases": [{"shape": {"m": 1, "n": 1, "k": 16}, "dists": ["uniform"]}]})",
        "cases[0].dists[0]: 'uniform' is not a distribution"},
-      {R"({"defaults": {"iters": 0}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})", "defaults.iters: 0 is out of range"},
-      {R"({"defaults": {"flush": "no"}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})", "defaults.flush: expected true or false"},
-      {R"({"defaults": {"timeout_s": 0}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})", "defaults.timeout_s: 0 is out of range: must be > 0"},
+      {R"({"defaults": {"iters": 0}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
+       "defaults.iters: 0 is out of range"},
+      {R"({"defaults": {"flush": "no"}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
+       "defaults.flush: expected true or false"},
+      {R"({"defaults": {"timeout_s": 0}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
+       "defaults.timeout_s: 0 is out of range: must be > 0"},
       {R"({"defaults": {"peers": "some"}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
        "defaults.peers: expected a list of peer names or \"all\""},
-      {R"({"defaults": [], "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})", "defaults: expected an object, got a list"},
+      {R"({"defaults": [], "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
+       "defaults: expected an object, got a list"},
       {R"({"cases": [{"shape": {"m": 1, "n": 1, "k": 16}, "axes": {"m": 1, "n": 1, "k": 16}}]})",
        "cases[0]: a case needs exactly one of shape"},
       {R"({"cases": [{"name": "x"}]})", "cases[0]: a case needs exactly one of shape"},
       {R"({"cases": [{"axes": {"m": [], "n": 1, "k": 16}}]})", "cases[0].axes.m: empty list"},
-      {R"({"cases": [{"axes": {"m": {"from": 4, "to": 2, "step": 1}, "n": 1, "k": 16}}]})", "cases[0].axes.m.to: 2 is below from (4)"},
+      {R"({"cases": [{"axes": {"m": {"from": 4, "to": 2, "step": 1}, "n": 1, "k": 16}}]})",
+       "cases[0].axes.m.to: 2 is below from (4)"},
       {R"({"cases": [{"axes": {"m": {"from": 1, "to": 9, "step": 1, "times": 2}, "n": 1, "k": 16}}]})",
        "cases[0].axes.m: a range needs exactly one of step"},
-      {R"({"cases": [{"axes": {"m": {"from": 1, "to": 9, "times": 1}, "n": 1, "k": 16}}]})", "cases[0].axes.m.times: 1 is out of range"},
-      {R"({"cases": [{"axes": {"m": {"from": 1, "to": 100000000, "step": 1}, "n": 1, "k": 16}}]})", "more than 100000"},
+      {R"({"cases": [{"axes": {"m": {"from": 1, "to": 9, "times": 1}, "n": 1, "k": 16}}]})",
+       "cases[0].axes.m.times: 1 is out of range"},
+      {R"({"cases": [{"axes": {"m": {"from": 1, "to": 100000000, "step": 1}, "n": 1, "k": 16}}]})",
+       "more than 100000"},
       {R"({"cases": [{"axes": {"m": {"from": 1, "to": 1000, "step": 1}, "n": {"from": 1, "to": 1000, "step": 1}, "k": 16}}]})",
        "cases[0]: the config expands to more than 100000 cases"},
       {R"({"cases": {}})", "cases: expected a non-empty list of cases, got an object"},
@@ -191,13 +210,16 @@ TEST(SweepConfig, NotJson) {
     ADD_FAILURE();
   } catch (const Error& err) {
     EXPECT_EQ(err.exit_code(), kExitBadInput);
-    EXPECT_NE(std::string(err.what()).find("/nonexistent/c.json: cannot be read"), std::string::npos);
+    EXPECT_NE(std::string(err.what()).find("/nonexistent/c.json: cannot be read"),
+              std::string::npos);
   }
 }
 
 TEST(SweepConfig, HashFollowsTheCasesNotTheComments) {
-  const auto a = parse(R"({"name": "a", "notes": "x", "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})");
-  const auto b = parse(R"({"name": "b", "notes": ["y", "z"], "cases": [{"name": "c", "shape": {"m": 1, "n": 1, "k": 16}, "timeout_s": 3}]})");
+  const auto a =
+      parse(R"({"name": "a", "notes": "x", "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})");
+  const auto b = parse(
+      R"({"name": "b", "notes": ["y", "z"], "cases": [{"name": "c", "shape": {"m": 1, "n": 1, "k": 16}, "timeout_s": 3}]})");
   const auto c = parse(R"({"cases": [{"shape": {"m": 1, "n": 1, "k": 16}, "seeds": [1]}]})");
   EXPECT_EQ(a.hash, b.hash);  // names, notes and timeouts do not change what is measured
   EXPECT_NE(a.hash, c.hash);
@@ -214,7 +236,8 @@ TEST(SweepShard, EveryCaseInExactlyOneShard) {
     std::vector<int> seen(cases.size(), 0);
     size_t total = 0;
     for (int i = 0; i < n; ++i) {
-      const auto part = select_shard(cases, parse_shard(std::to_string(i) + "/" + std::to_string(n)));
+      const auto part =
+          select_shard(cases, parse_shard(std::to_string(i) + "/" + std::to_string(n)));
       total += part.size();
       for (const auto& c : part) {
         ++seen[size_t(c.index)];
@@ -258,5 +281,6 @@ TEST(SweepConfig, ShippedConfigsParse) {
   for (const auto& c : l.cases) EXPECT_EQ(c.shape.k % 16, 0);
   const auto s = load_config(dir + "smoke.json");
   EXPECT_GE(s.cases.size(), 4u);
-  for (const auto& c : s.cases) EXPECT_LE(c.shape.m * c.shape.n * c.shape.k * c.shape.l, 64 * 64 * 256);
+  for (const auto& c : s.cases)
+    EXPECT_LE(c.shape.m * c.shape.n * c.shape.k * c.shape.l, 64 * 64 * 256);
 }

@@ -172,7 +172,8 @@ TEST(Child, TimeoutKillsTheWholeProcessGroup) {
   EXPECT_LT(s, 5.0);
   const pid_t grandchild = std::stoi(slurp(pidfile));
   // The grandchild was reparented; give init a moment to reap it.
-  for (int i = 0; i < 100 && alive(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 100 && alive(grandchild); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(alive(grandchild));
 }
 
@@ -198,7 +199,8 @@ TEST(Child, MissingProgramExits127) {
 }
 
 TEST(Sweep, ErrorLineOfLog) {
-  EXPECT_EQ(error_line_of_log("nvfp4bench: --k 24: must be a multiple of 16\n"), "--k 24: must be a multiple of 16");
+  EXPECT_EQ(error_line_of_log("nvfp4bench: --k 24: must be a multiple of 16\n"),
+            "--k 24: must be a multiple of 16");
   EXPECT_EQ(error_line_of_log("something\nnvfp4bench: the error\n\nlater noise\n"), "the error");
   EXPECT_EQ(error_line_of_log("terminate called\n  what(): boom\n"), "  what(): boom");
   EXPECT_EQ(error_line_of_log(""), "");
@@ -246,8 +248,12 @@ json shard_report(int index, int count, int total, const std::string& hash = "fn
     cases.push_back({{"disposition", "passed"}, {"sweep", {{"index", i}}}});
   return {{"hostname", "h" + std::to_string(index)},
           {"device", {{"name", "GPU"}}},
-          {"sweep", {{"config_hash", hash}, {"cases_in_config", total}, {"complete", true},
-                     {"shard", {{"index", index}, {"count", count}}}, {"interrupted", nullptr}}},
+          {"sweep",
+           {{"config_hash", hash},
+            {"cases_in_config", total},
+            {"complete", true},
+            {"shard", {{"index", index}, {"count", count}}},
+            {"interrupted", nullptr}}},
           {"cases", cases}};
 }
 
@@ -265,7 +271,8 @@ std::string merge_error(const std::vector<std::pair<std::string, json>>& in) {
 }  // namespace
 
 TEST(Merge, JoinsShardsInCaseOrder) {
-  const json m = merge_reports({{"b.json", shard_report(1, 3, 10)}, {"a.json", shard_report(0, 3, 10)},
+  const json m = merge_reports({{"b.json", shard_report(1, 3, 10)},
+                                {"a.json", shard_report(0, 3, 10)},
                                 {"c.json", shard_report(2, 3, 10)}});
   ASSERT_EQ(m["cases"].size(), 10u);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(m["cases"][size_t(i)]["sweep"]["index"], i);
@@ -275,18 +282,24 @@ TEST(Merge, JoinsShardsInCaseOrder) {
   EXPECT_EQ(m["sweep"]["counts"]["passed"], 10);
   EXPECT_EQ(exit_code_for(m["cases"], true), 0);
 
-  const json part = merge_reports({{"a.json", shard_report(0, 3, 10)}, {"c.json", shard_report(2, 3, 10)}});
+  const json part =
+      merge_reports({{"a.json", shard_report(0, 3, 10)}, {"c.json", shard_report(2, 3, 10)}});
   EXPECT_EQ(part["cases"].size(), 7u);
   EXPECT_FALSE(part["sweep"]["complete"].get<bool>());
 }
 
 TEST(Merge, RejectsReportsThatDoNotBelongTogether) {
-  EXPECT_NE(merge_error({{"a.json", shard_report(0, 2, 6)}, {"b.json", shard_report(1, 2, 6, "fnv1a64:11")}})
-                .find("b.json: config hash fnv1a64:11 differs"), std::string::npos);
-  EXPECT_NE(merge_error({{"a.json", shard_report(0, 2, 6)}, {"b.json", shard_report(0, 2, 6)}})
-                .find("b.json: shard 0/2 is given twice"), std::string::npos);
-  EXPECT_NE(merge_error({{"a.json", shard_report(0, 2, 6)}, {"b.json", shard_report(1, 3, 6)}})
-                .find("does not fit"), std::string::npos);
-  EXPECT_NE(merge_error({{"a.json", json{{"cases", json::array()}}}}).find("a.json: not a sweep report"),
+  EXPECT_NE(merge_error({{"a.json", shard_report(0, 2, 6)},
+                         {"b.json", shard_report(1, 2, 6, "fnv1a64:11")}})
+                .find("b.json: config hash fnv1a64:11 differs"),
             std::string::npos);
+  EXPECT_NE(merge_error({{"a.json", shard_report(0, 2, 6)}, {"b.json", shard_report(0, 2, 6)}})
+                .find("b.json: shard 0/2 is given twice"),
+            std::string::npos);
+  EXPECT_NE(merge_error({{"a.json", shard_report(0, 2, 6)}, {"b.json", shard_report(1, 3, 6)}})
+                .find("does not fit"),
+            std::string::npos);
+  EXPECT_NE(
+      merge_error({{"a.json", json{{"cases", json::array()}}}}).find("a.json: not a sweep report"),
+      std::string::npos);
 }

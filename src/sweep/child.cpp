@@ -1,12 +1,11 @@
 #include "sweep/child.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -23,17 +22,23 @@ std::string signal_name(int sig) {
 
 std::string ChildResult::describe() const {
   switch (how) {
-    case How::Exited: return fmt::format("exited with code {}", exit_code);
-    case How::Signaled: return fmt::format("crashed with signal {} ({})", signal, signal_name(signal));
-    case How::TimedOut: return fmt::format("timed out after {:g} s", timeout_s);
-    case How::Interrupted: return "interrupted";
-    case How::SpawnFailed: return "could not be started: " + error;
+    case How::Exited:
+      return fmt::format("exited with code {}", exit_code);
+    case How::Signaled:
+      return fmt::format("crashed with signal {} ({})", signal, signal_name(signal));
+    case How::TimedOut:
+      return fmt::format("timed out after {:g} s", timeout_s);
+    case How::Interrupted:
+      return "interrupted";
+    case How::SpawnFailed:
+      return "could not be started: " + error;
   }
   return "unknown";
 }
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& out_path,
-                      const std::string& err_path, double timeout_s, const std::atomic<bool>* stop) {
+                      const std::string& err_path, double timeout_s,
+                      const std::atomic<bool>* stop) {
   ChildResult r;
   r.timeout_s = timeout_s;
   // Everything the child needs is prepared before fork: after it, in a multi-threaded parent,
@@ -62,8 +67,8 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& o
     return r;
   }
   if (pid == 0) {
-    ::setpgid(0, 0);                       // own group: killing it reaches grandchildren too
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);    // the parent dying (even by SIGKILL) ends the case
+    ::setpgid(0, 0);                     // own group: killing it reaches grandchildren too
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the parent dying (even by SIGKILL) ends the case
     if (::getppid() != parent) ::_exit(127);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;

@@ -19,8 +19,8 @@ namespace {
 
 // The keys a defaults object or a case may set (besides a case's own keys).
 const std::vector<std::string> kSettingKeys = {
-    "kernels", "references", "peers", "dists", "seeds", "warmup", "iters",
-    "flush",   "rtol",       "atol",  "verify_sample", "timeout_s"};
+    "kernels", "references", "peers", "dists", "seeds",         "warmup",
+    "iters",   "flush",      "rtol",  "atol",  "verify_sample", "timeout_s"};
 
 std::string type_word(const json& v) {
   if (v.is_null()) return "null";
@@ -59,7 +59,8 @@ class Parser {
   void object(const json& v, const std::string& path) const {
     if (!v.is_object()) type_error(path, "an object", v);
   }
-  void known_keys(const json& v, const std::string& path, const std::vector<std::string>& allowed) const {
+  void known_keys(const json& v, const std::string& path,
+                  const std::vector<std::string>& allowed) const {
     for (const auto& [key, _] : v.items())
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
         fail(sub(path, key), fmt::format("unknown key (expected one of: {})", join(allowed)));
@@ -67,7 +68,9 @@ class Parser {
   static std::string sub(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
   }
-  static std::string at(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
+  static std::string at(const std::string& path, size_t i) {
+    return fmt::format("{}[{}]", path, i);
+  }
 
   int64_t integer(const json& v, const std::string& path, int64_t min) const {
     if (!v.is_number_integer()) type_error(path, min > 0 ? "a positive integer" : "an integer", v);
@@ -81,7 +84,8 @@ class Parser {
     if (!v.is_number()) type_error(path, "a number", v);
     const double x = v.get<double>();
     if (min_open ? !(x > min) : !(x >= min))
-      fail(path, fmt::format("{} is out of range: must be {} {}", shown(v), min_open ? ">" : ">=", min));
+      fail(path,
+           fmt::format("{} is out of range: must be {} {}", shown(v), min_open ? ">" : ">=", min));
     return x;
   }
   bool boolean(const json& v, const std::string& path) const {
@@ -109,7 +113,8 @@ class Parser {
       return out;
     }
     if (!v.is_object())
-      type_error(path, "an integer, a list of integers or {\"from\", \"to\", \"step\"|\"times\"}", v);
+      type_error(path, "an integer, a list of integers or {\"from\", \"to\", \"step\"|\"times\"}",
+                 v);
     known_keys(v, path, {"from", "to", "step", "times"});
     for (const char* k : {"from", "to"})
       if (!v.contains(k)) fail(sub(path, k), "missing (a range needs from and to)");
@@ -117,13 +122,15 @@ class Parser {
     const int64_t to = integer(v["to"], sub(path, "to"), min);
     if (to < from) fail(sub(path, "to"), fmt::format("{} is below from ({})", to, from));
     const bool step = v.contains("step"), times = v.contains("times");
-    if (step == times) fail(path, "a range needs exactly one of step (arithmetic) or times (geometric)");
+    if (step == times)
+      fail(path, "a range needs exactly one of step (arithmetic) or times (geometric)");
     std::vector<int64_t> out;
     if (step) {
       const int64_t s = integer(v["step"], sub(path, "step"), 1);
       for (int64_t x = from; x <= to; x += s) {
         out.push_back(x);
-        if (int64_t(out.size()) > kMaxCases) fail(path, fmt::format("more than {} values", kMaxCases));
+        if (int64_t(out.size()) > kMaxCases)
+          fail(path, fmt::format("more than {} values", kMaxCases));
         if (x > std::numeric_limits<int64_t>::max() - s) break;
       }
     } else {
@@ -155,7 +162,8 @@ class Parser {
       s.dists = strings(v["dists"], p("dists"));
       for (size_t i = 0; i < s.dists.size(); ++i)
         if (!parse_dist(s.dists[i]))
-          fail(at(p("dists"), i), fmt::format("'{}' is not a distribution (expected gpumode or normal)", s.dists[i]));
+          fail(at(p("dists"), i),
+               fmt::format("'{}' is not a distribution (expected gpumode or normal)", s.dists[i]));
     }
     if (has("peers")) {
       const json& pv = v["peers"];
@@ -169,7 +177,8 @@ class Parser {
       }
     }
     if (has("seeds")) s.seeds = axis(v["seeds"], p("seeds"), 0);
-    if (has("warmup")) s.warmup = int(std::min<int64_t>(integer(v["warmup"], p("warmup"), 0), 1000000));
+    if (has("warmup"))
+      s.warmup = int(std::min<int64_t>(integer(v["warmup"], p("warmup"), 0), 1000000));
     if (has("iters")) s.iters = int(std::min<int64_t>(integer(v["iters"], p("iters"), 1), 1000000));
     if (has("flush")) s.flush = boolean(v["flush"], p("flush"));
     if (has("rtol")) s.rtol = number(v["rtol"], p("rtol"), 0, false);
@@ -188,9 +197,9 @@ std::string fmt_double(double x) { return fmt::format("{}", x); }
 }  // namespace
 
 json SweepCase::params() const {
-  json j = {{"m", shape.m},       {"n", shape.n},       {"k", shape.k},
-            {"l", shape.l},       {"kernel", kernel},   {"reference", reference},
-            {"dist", dist},       {"seed", seed},       {"peers", peers}};
+  json j = {{"m", shape.m}, {"n", shape.n},     {"k", shape.k},
+            {"l", shape.l}, {"kernel", kernel}, {"reference", reference},
+            {"dist", dist}, {"seed", seed},     {"peers", peers}};
   if (warmup) j["warmup"] = *warmup;
   if (iters) j["iters"] = *iters;
   if (flush) j["flush"] = *flush;
@@ -210,10 +219,14 @@ std::string SweepCase::label() const {
 }
 
 std::vector<std::string> SweepCase::run_args() const {
-  std::vector<std::string> a = {"--m", std::to_string(shape.m), "--n", std::to_string(shape.n),
-                                "--k", std::to_string(shape.k), "--l", std::to_string(shape.l),
-                                "--seed", std::to_string(seed), "--dist", dist,
-                                "--kernel", kernel, "--reference", reference};
+  std::vector<std::string> a = {"--m",         std::to_string(shape.m),
+                                "--n",         std::to_string(shape.n),
+                                "--k",         std::to_string(shape.k),
+                                "--l",         std::to_string(shape.l),
+                                "--seed",      std::to_string(seed),
+                                "--dist",      dist,
+                                "--kernel",    kernel,
+                                "--reference", reference};
   if (!peers.empty()) a.insert(a.end(), {"--peers", join(peers, ",")});
   if (warmup) a.insert(a.end(), {"--warmup", std::to_string(*warmup)});
   if (iters) a.insert(a.end(), {"--iters", std::to_string(*iters)});
@@ -262,7 +275,8 @@ SweepConfig parse_config(const json& j, const std::string& where) {
     p.known_keys(e, path, case_keys);
     for (const char* k : {"notes", "source"})
       if (e.contains(k) && !e[k].is_string()) (void)p.strings(e[k], Parser::sub(path, k));
-    const std::string name = e.contains("name") ? p.string(e["name"], Parser::sub(path, "name")) : "";
+    const std::string name =
+        e.contains("name") ? p.string(e["name"], Parser::sub(path, "name")) : "";
     const bool has_shape = e.contains("shape"), has_axes = e.contains("axes");
     if (has_shape == has_axes)
       p.fail(path, "a case needs exactly one of shape ({\"m\", \"n\", \"k\", \"l\"}) or axes");
@@ -275,7 +289,10 @@ SweepConfig parse_config(const json& j, const std::string& where) {
     for (int d = 0; d < 4; ++d) {
       const std::string dpath = Parser::sub(spath, names[d]);
       if (!sv.contains(names[d])) {
-        if (d == 3) { dims[d] = {1}; continue; }  // L defaults to 1
+        if (d == 3) {
+          dims[d] = {1};
+          continue;
+        }  // L defaults to 1
         p.fail(dpath, "missing");
       }
       dims[d] = has_shape ? std::vector<int64_t>{p.integer(sv[names[d]], dpath, 1)}
@@ -284,31 +301,37 @@ SweepConfig parse_config(const json& j, const std::string& where) {
     const Parser::Settings s = p.settings(e, path, defaults);
     const double count = double(dims[0].size()) * double(dims[1].size()) * double(dims[2].size()) *
                          double(dims[3].size()) * double(s.kernels.size()) *
-                         double(s.references.size()) * double(s.dists.size()) * double(s.seeds.size());
+                         double(s.references.size()) * double(s.dists.size()) *
+                         double(s.seeds.size());
     if (double(c.cases.size()) + count > double(kMaxCases))
       p.fail(path, fmt::format("the config expands to more than {} cases", kMaxCases));
     // Order: m, n, k, l, kernel, reference, dist, seed (the last varies fastest).
-    for (int64_t m : dims[0]) for (int64_t n : dims[1]) for (int64_t k : dims[2]) for (int64_t l : dims[3])
-    for (const auto& kern : s.kernels) for (const auto& ref : s.references)
-    for (const auto& dist : s.dists) for (int64_t seed : s.seeds) {
-      SweepCase sc;
-      sc.index = int64_t(c.cases.size());
-      sc.name = name;
-      sc.shape = {m, n, k, l};
-      sc.kernel = kern;
-      sc.reference = ref;
-      sc.dist = dist;
-      sc.seed = uint64_t(seed);
-      sc.peers = s.peers;
-      sc.warmup = s.warmup;
-      sc.iters = s.iters;
-      sc.flush = s.flush;
-      sc.rtol = s.rtol;
-      sc.atol = s.atol;
-      sc.verify_sample = s.verify_sample;
-      sc.timeout_s = s.timeout_s;
-      c.cases.push_back(std::move(sc));
-    }
+    for (int64_t m : dims[0])
+      for (int64_t n : dims[1])
+        for (int64_t k : dims[2])
+          for (int64_t l : dims[3])
+            for (const auto& kern : s.kernels)
+              for (const auto& ref : s.references)
+                for (const auto& dist : s.dists)
+                  for (int64_t seed : s.seeds) {
+                    SweepCase sc;
+                    sc.index = int64_t(c.cases.size());
+                    sc.name = name;
+                    sc.shape = {m, n, k, l};
+                    sc.kernel = kern;
+                    sc.reference = ref;
+                    sc.dist = dist;
+                    sc.seed = uint64_t(seed);
+                    sc.peers = s.peers;
+                    sc.warmup = s.warmup;
+                    sc.iters = s.iters;
+                    sc.flush = s.flush;
+                    sc.rtol = s.rtol;
+                    sc.atol = s.atol;
+                    sc.verify_sample = s.verify_sample;
+                    sc.timeout_s = s.timeout_s;
+                    c.cases.push_back(std::move(sc));
+                  }
   }
   json all = json::array();
   for (const auto& sc : c.cases) all.push_back(sc.params());
@@ -331,7 +354,8 @@ SweepConfig parse_config_text(const std::string& text, const std::string& where)
 
 SweepConfig load_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(fmt::format("{}: cannot be read (no such file, or no permission)", path));
+  if (!in)
+    throw usage_error(fmt::format("{}: cannot be read (no such file, or no permission)", path));
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_config_text(ss.str(), path);

@@ -2,9 +2,8 @@
 // that name the file and the JSON path, expansion of axes into cases, the config hash, shards.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>

@@ -1,9 +1,8 @@
 #include "sweep/jsonl.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,7 +15,9 @@ namespace nvfp4::sweep {
 
 JsonlWriter::JsonlWriter(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw usage_error(fmt::format("{}: cannot be opened for appending ({})", path, std::strerror(errno)));
+  if (fd_ < 0)
+    throw usage_error(
+        fmt::format("{}: cannot be opened for appending ({})", path, std::strerror(errno)));
 }
 
 JsonlWriter::~JsonlWriter() {
@@ -25,7 +26,8 @@ JsonlWriter::~JsonlWriter() {
 
 void JsonlWriter::append(const nlohmann::json& record) {
   // NaN/Inf would make the line unreadable; nlohmann writes them as null.
-  const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string line =
+      record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::lock_guard<std::mutex> lock(mu_);
   size_t done = 0;
   while (done < line.size()) {
@@ -37,7 +39,8 @@ void JsonlWriter::append(const nlohmann::json& record) {
     done += size_t(w);
   }
   while (::fsync(fd_) != 0)
-    if (errno != EINTR) throw runtime_error(fmt::format("{}: fsync failed ({})", path_, std::strerror(errno)));
+    if (errno != EINTR)
+      throw runtime_error(fmt::format("{}: fsync failed ({})", path_, std::strerror(errno)));
 }
 
 JsonlContents read_jsonl(const std::string& path) {
@@ -67,7 +70,8 @@ JsonlContents read_jsonl(const std::string& path) {
     }
     if (!ok) {
       if (next < text.size())  // damage before the last line is not a crash's signature
-        throw usage_error(fmt::format("{} line {}: not a JSON object: the file is damaged", path, line_no));
+        throw usage_error(
+            fmt::format("{} line {}: not a JSON object: the file is damaged", path, line_no));
       out.torn_tail = true;
       break;
     }

@@ -3,9 +3,8 @@
 // being written - and a torn last line is detected and cut off on --resume.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

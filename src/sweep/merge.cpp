@@ -25,7 +25,8 @@ json merge_reports(const std::vector<std::pair<std::string, json>>& inputs) {
   for (const auto& [path, rep] : inputs) {
     if (!rep.is_object() || !rep.contains("sweep") || !rep["sweep"].is_object() ||
         !rep["sweep"].contains("config_hash") || !rep.contains("cases") || !rep["cases"].is_array())
-      throw usage_error(fmt::format("{}: not a sweep report (no sweep.config_hash or cases)", path));
+      throw usage_error(
+          fmt::format("{}: not a sweep report (no sweep.config_hash or cases)", path));
     const json& s = rep["sweep"];
     const std::string h = s["config_hash"].get<std::string>();
     const json shard = s.value("shard", json::object());
@@ -35,11 +36,13 @@ json merge_reports(const std::vector<std::pair<std::string, json>>& inputs) {
       shard_count = count;
       in_config = s.value("cases_in_config", int64_t(0));
     } else if (h != hash) {
-      throw usage_error(fmt::format("{}: config hash {} differs from {}'s {}: the reports come from "
-                                    "different configs (or different --peers)", path, h,
-                                    inputs.front().first, hash));
+      throw usage_error(
+          fmt::format("{}: config hash {} differs from {}'s {}: the reports come from "
+                      "different configs (or different --peers)",
+                      path, h, inputs.front().first, hash));
     } else if (count != shard_count) {
-      throw usage_error(fmt::format("{}: shard {}/{} does not fit shards of {}", path, idx, count, shard_count));
+      throw usage_error(
+          fmt::format("{}: shard {}/{} does not fit shards of {}", path, idx, count, shard_count));
     }
     if (!shards_seen.insert(idx).second)
       throw usage_error(fmt::format("{}: shard {}/{} is given twice", path, idx, count));

@@ -1,9 +1,8 @@
 #include "sweep/progress.hpp"
 
+#include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
@@ -50,11 +49,17 @@ std::string outcome(const nlohmann::json& r) {
 
 }  // namespace
 
-Progress::Progress(ProgressMode mode, int64_t total, int64_t done) : mode_(mode), total_(total), done_(done) {
-  if (mode_ == ProgressMode::Bar)
+Progress::Progress(ProgressMode mode, int64_t total, int64_t done)
+    : mode_(mode), total_(total), done_(done) {
+  if (mode_ != ProgressMode::Off)
     refresher_ = std::thread([this] {
       std::unique_lock<std::mutex> lock(mu_);
-      while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) draw_status_locked();
+      while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+        if (mode_ == ProgressMode::Bar)
+          draw_status_locked();
+        else
+          heartbeat_locked();
+      }
     });
 }
 
@@ -75,7 +80,8 @@ std::string Progress::eta_locked() const {
   const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   std::string s = "elapsed " + format_duration(el);
   // Throughput of this run (resumed cases took no time here); parallel workers are included.
-  if (done_here_ > 0) s += ", ~" + format_duration(el / double(done_here_) * double(total_ - done_)) + " left";
+  if (done_here_ > 0)
+    s += ", ~" + format_duration(el / double(done_here_) * double(total_ - done_)) + " left";
   return s;
 }
 
@@ -90,7 +96,7 @@ void Progress::clear_status_locked() {
 void Progress::draw_status_locked() {
   if (mode_ != ProgressMode::Bar || stopping_) return;
   std::string running;
-  for (const auto& [slot, label] : running_) running += (running.empty() ? "" : " | ") + label;
+  for (const auto& [slot, r] : running_) running += (running.empty() ? "" : " | ") + r.label;
   std::string line = fmt::format("[{}/{}] {} | running: {}", done_, total_, eta_locked(),
                                  running.empty() ? "-" : running);
   const size_t width = size_t(terminal_width() - 1);
@@ -100,10 +106,22 @@ void Progress::draw_status_locked() {
   status_shown_ = true;
 }
 
+void Progress::heartbeat_locked() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [slot, r] : running_) {
+    const int minutes = int(std::chrono::duration<double>(now - r.since).count() / 60);
+    if (minutes <= r.minutes_said) continue;
+    r.minutes_said = minutes;
+    std::printf("[%lld/%lld] running %s for %s | %s\n", (long long)done_, (long long)total_,
+                r.label.c_str(), format_duration(minutes * 60.0).c_str(), eta_locked().c_str());
+    std::fflush(stdout);
+  }
+}
+
 void Progress::started(const SweepCase& c, int slot) {
   if (mode_ == ProgressMode::Off) return;
   std::lock_guard<std::mutex> lock(mu_);
-  running_[slot] = c.label();
+  running_[slot] = {c.label(), std::chrono::steady_clock::now(), 0};
   draw_status_locked();
 }
 
@@ -116,7 +134,8 @@ void Progress::finished(const SweepCase& c, int slot, const nlohmann::json& reco
   clear_status_locked();
   const std::string out = outcome(record);
   std::string where;
-  if (record.contains("sweep") && record["sweep"].contains("device") && !record["sweep"]["device"].is_null())
+  if (record.contains("sweep") && record["sweep"].contains("device") &&
+      !record["sweep"]["device"].is_null())
     where = fmt::format(" [gpu {}]", record["sweep"]["device"].get<int>());
   const int width = int(std::to_string(total_).size());
   std::printf("[%*lld/%lld] %-13s %s%s%s%s | %s\n", width, (long long)done_, (long long)total_,

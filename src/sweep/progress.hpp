@@ -1,15 +1,15 @@
 // Progress of a sweep on the terminal: one line per finished case (case i of n, disposition,
 // the case, its time, elapsed and remaining time); on a terminal also a status line, redrawn
-// every second, naming the cases running now. Plain lines when stdout is not a terminal.
+// every second, naming the cases running now. Plain lines when stdout is not a terminal, plus a
+// line per minute that a case keeps running (so a batch log shows what a long case is doing).
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
@@ -42,7 +42,13 @@ class Progress {
   ProgressMode mode_;
   int64_t total_, done_, done_here_ = 0;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
-  std::map<int, std::string> running_;  // slot -> label
+  struct Running {
+    std::string label;
+    std::chrono::steady_clock::time_point since;
+    int minutes_said = 0;
+  };
+  std::map<int, Running> running_;  // slot -> case
+  void heartbeat_locked();
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

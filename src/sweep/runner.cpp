@@ -1,9 +1,8 @@
 #include "sweep/runner.hpp"
 
 #include <cuda_runtime_api.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -39,8 +38,10 @@ std::vector<std::optional<int>> resolve_devices(const std::string& spec, int dev
     return out;
   }
   if (device_count <= 0)
-    throw usage_error(fmt::format("--devices {}: no CUDA device here (use all, or leave it out, to "
-                                  "run on the host backend)", spec));
+    throw usage_error(
+        fmt::format("--devices {}: no CUDA device here (use all, or leave it out, to "
+                    "run on the host backend)",
+                    spec));
   std::vector<std::optional<int>> out;
   std::set<int> seen;
   std::stringstream ss(spec);
@@ -54,14 +55,19 @@ std::vector<std::optional<int>> resolve_devices(const std::string& spec, int dev
       used = 0;
     }
     if (used == 0 || used != item.size() || d < 0)
-      throw usage_error(fmt::format("--devices {}: '{}' is not a device ordinal (expected all or a "
-                                    "list like 0,1)", spec, item));
+      throw usage_error(
+          fmt::format("--devices {}: '{}' is not a device ordinal (expected all or a "
+                      "list like 0,1)",
+                      spec, item));
     if (d >= device_count)
-      throw usage_error(fmt::format("--devices {}: device {} requested, {} present", spec, d, device_count));
-    if (!seen.insert(d).second) throw usage_error(fmt::format("--devices {}: device {} listed twice", spec, d));
+      throw usage_error(
+          fmt::format("--devices {}: device {} requested, {} present", spec, d, device_count));
+    if (!seen.insert(d).second)
+      throw usage_error(fmt::format("--devices {}: device {} listed twice", spec, d));
     out.push_back(d);
   }
-  if (out.empty()) throw usage_error(fmt::format("--devices '{}': expected all or a list like 0,1", spec));
+  if (out.empty())
+    throw usage_error(fmt::format("--devices '{}': expected all or a list like 0,1", spec));
   return out;
 }
 
@@ -69,7 +75,8 @@ json disposition_counts(const json& cases) {
   json counts = {{"passed", 0}, {"incorrect", 0}, {"not_supported", 0}, {"error", 0}};
   for (const auto& c : cases) {
     const std::string d = c.value("disposition", "error");
-    counts[counts.contains(d) ? d : "error"] = counts[counts.contains(d) ? d : "error"].get<int>() + 1;
+    counts[counts.contains(d) ? d : "error"] =
+        counts[counts.contains(d) ? d : "error"].get<int>() + 1;
   }
   return counts;
 }
@@ -82,9 +89,16 @@ int exit_code_for(const json& cases, bool complete) {
   return kExitPass;
 }
 
-json synthesized_record(const SweepCase& c, const std::string& disposition, const std::string& message) {
-  return {{"problem", {{"m", c.shape.m}, {"n", c.shape.n}, {"k", c.shape.k}, {"l", c.shape.l},
-                       {"dist", c.dist}, {"seed", c.seed}, {"flops", c.shape.flops()}}},
+json synthesized_record(const SweepCase& c, const std::string& disposition,
+                        const std::string& message) {
+  return {{"problem",
+           {{"m", c.shape.m},
+            {"n", c.shape.n},
+            {"k", c.shape.k},
+            {"l", c.shape.l},
+            {"dist", c.dist},
+            {"seed", c.seed},
+            {"flops", c.shape.flops()}}},
           {"kernel", {{"name", c.kernel}}},
           {"reference", {{"name", c.reference}}},
           {"disposition", disposition},
@@ -167,7 +181,8 @@ struct SweepRun {
   }
 
   // One case in a child process: the tool itself with the case's single-run command line.
-  std::optional<json> run_isolated(const SweepCase& c, std::optional<int> device, json& sweep_info) {
+  std::optional<json> run_isolated(const SweepCase& c, std::optional<int> device,
+                                   json& sweep_info) {
     std::vector<std::string> argv = {exe};
     const auto args = c.run_args();
     argv.insert(argv.end(), args.begin(), args.end());
@@ -177,12 +192,15 @@ struct SweepRun {
     const std::string out_log = fmt::format("{}/case-{}.out", tmpdir, c.index);
     const std::string err_log = fmt::format("{}/case-{}.err", tmpdir, c.index);
     argv.insert(argv.end(), {"--json", report});
-    const ChildResult r = run_child(argv, out_log, err_log, timeout_for(c), &InterruptGuard::flag());
-    if (r.how == ChildResult::How::Interrupted) return std::nullopt;  // not recorded: --resume reruns it
+    const ChildResult r =
+        run_child(argv, out_log, err_log, timeout_for(c), &InterruptGuard::flag());
+    if (r.how == ChildResult::How::Interrupted)
+      return std::nullopt;  // not recorded: --resume reruns it
     sweep_info["wall_s"] = r.wall_s;
     sweep_info["child"] = r.describe();
     json rec;
-    const bool has_report = r.how == ChildResult::How::Exited && r.exit_code <= 3 && fs::exists(report);
+    const bool has_report =
+        r.how == ChildResult::How::Exited && r.exit_code <= 3 && fs::exists(report);
     if (has_report) {
       try {
         const json rep = json::parse(read_file(report));
@@ -191,7 +209,8 @@ struct SweepRun {
         if (rep.contains("device") && rep["device"].value("has_gpu", false))
           sweep_info["device_name"] = rep["device"].value("name", "");
       } catch (const json::exception& e) {
-        rec = synthesized_record(c, "error", fmt::format("the case's report is unreadable: {}", e.what()));
+        rec = synthesized_record(c, "error",
+                                 fmt::format("the case's report is unreadable: {}", e.what()));
       }
     } else {
       const std::string why = error_line_of_log(read_file(err_log));
@@ -200,7 +219,8 @@ struct SweepRun {
       else if (r.how == ChildResult::How::Exited && r.exit_code <= 3)
         rec = synthesized_record(c, "error", why.empty() ? r.describe() : why);
       else  // crashed, timed out, exit code outside the tool's own
-        rec = synthesized_record(c, "error", r.describe() + (why.empty() ? "" : ": last output: " + why));
+        rec = synthesized_record(c, "error",
+                                 r.describe() + (why.empty() ? "" : ": last output: " + why));
     }
     if (rec.value("disposition", "error") != "passed") {
       const std::string kept = keep_log(c, read_file(out_log), read_file(err_log));
@@ -231,16 +251,19 @@ struct SweepRun {
       apply_backend_defaults(ro, ctx);
       const CaseResult r = run_case(ro.spec, ctx);
       rec = to_json(r, opt.keep_samples);
-      rec["measurement"] = {{"warmup", ro.spec.measure.warmup}, {"iters", ro.spec.measure.iters},
+      rec["measurement"] = {{"warmup", ro.spec.measure.warmup},
+                            {"iters", ro.spec.measure.iters},
                             {"flush_l2", ro.spec.measure.flush_l2}};
     } catch (const CLI::ParseError& e) {
       rec = synthesized_record(c, "not_supported", e.what());
     } catch (const Error& e) {
-      rec = synthesized_record(c, e.exit_code() == kExitBadInput ? "not_supported" : "error", e.what());
+      rec = synthesized_record(c, e.exit_code() == kExitBadInput ? "not_supported" : "error",
+                               e.what());
     } catch (const std::exception& e) {
       rec = synthesized_record(c, "error", e.what());
     }
-    sweep_info["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    sweep_info["wall_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return rec;
   }
 
@@ -254,8 +277,11 @@ struct SweepRun {
         c = todo[next++];
       }
       progress->started(c, slot);
-      json info = {{"index", c.index}, {"name", c.name}, {"params", c.params()},
-                   {"device", device ? json(*device) : json(nullptr)}, {"isolated", opt.isolate}};
+      json info = {{"index", c.index},
+                   {"name", c.name},
+                   {"params", c.params()},
+                   {"device", device ? json(*device) : json(nullptr)},
+                   {"isolated", opt.isolate}};
       std::optional<json> rec;
       if (opt.isolate) {
         rec = run_isolated(c, device, info);
@@ -293,7 +319,8 @@ std::string default_report_path(const SweepOptions& o, const Shard& shard) {
 
 std::string jsonl_path_for(const std::string& report) {
   fs::path p(report);
-  return (p.extension() == ".json" ? p.replace_extension(".jsonl") : fs::path(report + ".jsonl")).string();
+  return (p.extension() == ".json" ? p.replace_extension(".jsonl") : fs::path(report + ".jsonl"))
+      .string();
 }
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -335,19 +362,22 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
     return kExitPass;
   }
   if (run.todo.empty())
-    throw usage_error(fmt::format("--shard {}: no case of {} falls in this shard ({} cases)", shard.str(),
-                                  cfg.path, cfg.cases.size()));
+    throw usage_error(fmt::format("--shard {}: no case of {} falls in this shard ({} cases)",
+                                  shard.str(), cfg.path, cfg.cases.size()));
 
   const std::string report_path = o.json_path.empty() ? default_report_path(o, shard) : o.json_path;
   const std::string jsonl_path = o.jsonl_path.empty() ? jsonl_path_for(report_path) : o.jsonl_path;
   for (const std::string& p : {report_path, jsonl_path}) {
     std::error_code ec;
     if (fs::equivalent(p, o.config_path, ec))
-      throw usage_error(fmt::format("--json/--jsonl {}: is the config itself; choose another path", p));
+      throw usage_error(
+          fmt::format("--json/--jsonl {}: is the config itself; choose another path", p));
   }
   check_writable_folder("--json", report_path);
   check_writable_folder("--jsonl", jsonl_path);
-  run.logs_dir = (fs::absolute(report_path).parent_path() / (fs::path(report_path).stem().string() + ".logs")).string();
+  run.logs_dir =
+      (fs::absolute(report_path).parent_path() / (fs::path(report_path).stem().string() + ".logs"))
+          .string();
 
   const int gpus = cuda_device_count();
   const auto devices = resolve_devices(o.devices, gpus);
@@ -362,20 +392,25 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
   int64_t resumed = 0;
   const bool exists = fs::exists(jsonl_path) && fs::file_size(jsonl_path) > 0;
   if (exists && !o.resume && !o.overwrite)
-    throw usage_error(fmt::format("{} exists (a sweep's records): pass --resume to continue it, or "
-                                  "--overwrite to start again", jsonl_path));
+    throw usage_error(
+        fmt::format("{} exists (a sweep's records): pass --resume to continue it, or "
+                    "--overwrite to start again",
+                    jsonl_path));
   if (exists && o.resume) {
     JsonlContents prev = read_jsonl(jsonl_path);
     if (prev.records.empty() || !prev.records[0].contains("nvfp4bench_sweep"))
-      throw usage_error(fmt::format("--resume: {} is not a sweep's JSONL (no header line)", jsonl_path));
+      throw usage_error(
+          fmt::format("--resume: {} is not a sweep's JSONL (no header line)", jsonl_path));
     const json& h = prev.records[0];
     if (h.value("config_hash", "") != cfg.hash)
-      throw usage_error(fmt::format("--resume: {} was written for another config (hash {}, this one {}); "
-                                    "use the original config or --overwrite", jsonl_path,
-                                    h.value("config_hash", "?"), cfg.hash));
+      throw usage_error(
+          fmt::format("--resume: {} was written for another config (hash {}, this one {}); "
+                      "use the original config or --overwrite",
+                      jsonl_path, h.value("config_hash", "?"), cfg.hash));
     if (h.value("shard", json::object()) != header["shard"])
       throw usage_error(fmt::format("--resume: {} was written for shard {}/{}, not {}", jsonl_path,
-                                    h["shard"].value("index", 0), h["shard"].value("count", 1), shard.str()));
+                                    h["shard"].value("index", 0), h["shard"].value("count", 1),
+                                    shard.str()));
     if (prev.torn_tail) {
       std::printf("sweep: %s: dropping a torn last line (a write cut short)\n", jsonl_path.c_str());
       truncate_file(jsonl_path, prev.valid_bytes);
@@ -399,20 +434,21 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
   run.jsonl = &jsonl;
 
   const DeviceInfo dev0 = query_device(devices.front().value_or(0));
-  std::printf("sweep: %s: %lld cases%s, %lld to run%s; %s; records %s\n", cfg.path.c_str(),
-              (long long)in_shard_count,
-              shard.whole() ? "" : fmt::format(" in shard {} (of {})", shard.str(), cfg.cases.size()).c_str(),
-              (long long)run.todo.size(),
-              resumed ? fmt::format(" ({} resumed)", resumed).c_str() : "",
-              o.isolate ? "each case in a child process" : "in-process (--no-isolate)",
-              jsonl_path.c_str());
+  std::printf(
+      "sweep: %s: %lld cases%s, %lld to run%s; %s; records %s\n", cfg.path.c_str(),
+      (long long)in_shard_count,
+      shard.whole() ? ""
+                    : fmt::format(" in shard {} (of {})", shard.str(), cfg.cases.size()).c_str(),
+      (long long)run.todo.size(), resumed ? fmt::format(" ({} resumed)", resumed).c_str() : "",
+      o.isolate ? "each case in a child process" : "in-process (--no-isolate)", jsonl_path.c_str());
   if (gpus == 0) {
-    std::printf("sweep: no CUDA device (%s): one worker on the host backend\n", dev0.no_gpu_reason.c_str());
+    std::printf("sweep: no CUDA device (%s): one worker on the host backend\n",
+                dev0.no_gpu_reason.c_str());
   } else {
     std::string list;
     for (const auto& d : devices) list += (list.empty() ? "" : ",") + std::to_string(d.value_or(0));
-    std::printf("sweep: %zu worker%s on GPU %s (%d present)\n", devices.size(), devices.size() > 1 ? "s" : "",
-                list.c_str(), gpus);
+    std::printf("sweep: %zu worker%s on GPU %s (%d present)\n", devices.size(),
+                devices.size() > 1 ? "s" : "", list.c_str(), gpus);
   }
   std::fflush(stdout);
 
@@ -425,7 +461,8 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
     if (mkdtemp(buf.data())) run.tmpdir = buf.data();
   }
   if (run.tmpdir.empty()) {
-    if (!mkdtemp(tmpl)) throw runtime_error("cannot create a temporary folder for the cases' reports");
+    if (!mkdtemp(tmpl))
+      throw runtime_error("cannot create a temporary folder for the cases' reports");
     run.tmpdir = tmpl;
   }
   run.exe = self_exe();
@@ -454,31 +491,34 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
   report.erase("measurement");  // per case: cases[].measurement
   std::vector<json> devs;
   for (const auto& d : devices) devs.push_back(d ? json(*d) : json("default"));
-  report["sweep"] = {{"config", cfg.path},
-                     {"config_name", cfg.name},
-                     {"config_hash", cfg.hash},
-                     {"cases_in_config", cfg.cases.size()},
-                     {"shard", {{"index", shard.index}, {"count", shard.count}}},
-                     {"cases_in_shard", in_shard_count},
-                     {"cases_done", cases.size()},
-                     {"resumed", resumed},
-                     {"complete", complete},
-                     {"interrupted", signal_received ? json(signal_name(signal_received)) : json(nullptr)},
-                     {"isolate", o.isolate},
-                     {"devices", devs},
-                     {"jsonl", jsonl_path},
-                     {"counts", disposition_counts(cases)}};
+  report["sweep"] = {
+      {"config", cfg.path},
+      {"config_name", cfg.name},
+      {"config_hash", cfg.hash},
+      {"cases_in_config", cfg.cases.size()},
+      {"shard", {{"index", shard.index}, {"count", shard.count}}},
+      {"cases_in_shard", in_shard_count},
+      {"cases_done", cases.size()},
+      {"resumed", resumed},
+      {"complete", complete},
+      {"interrupted", signal_received ? json(signal_name(signal_received)) : json(nullptr)},
+      {"isolate", o.isolate},
+      {"devices", devs},
+      {"jsonl", jsonl_path},
+      {"counts", disposition_counts(cases)}};
   report["cases"] = cases;
   write_text_file_atomic(report_path, report.dump(2) + "\n");
 
   const json n = disposition_counts(cases);
-  std::printf("sweep: %zu of %lld cases: %d passed, %d incorrect, %d not supported, %d errors; report %s\n",
-              cases.size(), (long long)in_shard_count, n["passed"].get<int>(), n["incorrect"].get<int>(),
-              n["not_supported"].get<int>(), n["error"].get<int>(), report_path.c_str());
+  std::printf(
+      "sweep: %zu of %lld cases: %d passed, %d incorrect, %d not supported, %d errors; report %s\n",
+      cases.size(), (long long)in_shard_count, n["passed"].get<int>(), n["incorrect"].get<int>(),
+      n["not_supported"].get<int>(), n["error"].get<int>(), report_path.c_str());
   if (!run.fatal.empty()) throw runtime_error(run.fatal);
   if (signal_received) {
     std::printf("sweep: interrupted by %s: %lld cases not run; continue with --resume\n",
-                signal_name(signal_received).c_str(), (long long)(in_shard_count - int64_t(cases.size())));
+                signal_name(signal_received).c_str(),
+                (long long)(in_shard_count - int64_t(cases.size())));
     return kExitInterrupted;
   }
   return exit_code_for(cases, complete);

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +22,7 @@ struct SweepOptions {
   std::optional<double> case_timeout_s;  // overrides the config's timeout_s
   std::string devices;                   // "", "all" or "0,1"
   std::string shard = "0/1";
-  std::optional<std::string> peers;      // overrides the config's peers ("a,b", "all", "none")
+  std::optional<std::string> peers;  // overrides the config's peers ("a,b", "all", "none")
   bool keep_samples = false;
   bool list_cases = false;
   std::string progress = "auto";
