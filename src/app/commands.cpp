@@ -41,6 +41,11 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--save-tensors", s.save_tensors_dir,
                  "write the problem as .npy files (a, b, sfa, sfb, blocked scales, c, ref) to DIR");
   app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
+  app.add_option("--peers", s.peers, "peers timed beside the kernel: all, or names (see --list)")
+      ->delimiter(',');
+  app.add_option("--verify-exact", s.verify_exact,
+                 "also check N sampled elements of kernel and reference against the exact CPU "
+                 "reference")->capture_default_str();
   app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
 }
 
@@ -53,6 +58,9 @@ void validate_options(RunOptions& o) {
   const auto& t = o.spec.tolerance;
   if (!(t.rtol >= 0)) throw usage_error(fmt::format("--rtol {}: must be >= 0", t.rtol));
   if (!(t.atol >= 0)) throw usage_error(fmt::format("--atol {}: must be >= 0", t.atol));
+  if (o.spec.verify_exact < 0)
+    throw usage_error(fmt::format("--verify-exact {}: must be >= 0", o.spec.verify_exact));
+  o.spec.peers = resolve_peer_names(o.spec.peers);
   if (o.spec.verify_sample < 0)
     throw usage_error(fmt::format("--verify-sample {}: must be >= 0", o.spec.verify_sample));
   if (o.spec.measure.warmup < 0)
@@ -92,12 +100,16 @@ void print_summary(const CaseResult& r, const Context& ctx) {
     std::printf("reference %s\n", r.reference.c_str());
   for (const auto& p : r.peers) {
     if (p.ran)
-      std::printf("peer      %-14s %s%s\n", p.name.c_str(), time_line(p).c_str(),
-                  p.same_numerics ? "" : " [different numerics]");
+      std::printf("peer      %-14s %s, kernel %.2fx faster%s\n", p.name.c_str(), time_line(p).c_str(),
+                  p.kernel_speedup, p.same_numerics ? "" : " [different numerics]");
     else
       std::printf("peer      %-14s not run: %s\n", p.name.c_str(), p.reason.c_str());
   }
   for (const auto& n : r.notes) std::printf("note      %s\n", n.c_str());
+  if (r.exact_kernel)
+    std::printf("exact     kernel %s, reference %s (%lld sampled elements vs the exact CPU reference)\n",
+                r.exact_kernel->passed() ? "agrees" : "DISAGREES",
+                r.exact_reference->passed() ? "agrees" : "DISAGREES", (long long)r.exact_kernel->checked);
   if (r.verification) {
     const VerifyResult& v = *r.verification;
     std::printf("verify    %s (%s, %lld elements, %lld mismatches, %lld unwritten, max abs err %.3g, "

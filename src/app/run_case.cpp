@@ -1,6 +1,7 @@
 #include "app/run_case.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -93,7 +94,66 @@ std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name,
   return g;
 }
 
+std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    if (n == "all") {
+      for (const auto& p : names_of(Role::Peer))
+        if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+      continue;
+    }
+    if (!make_gemm(n, Role::Peer))
+      throw usage_error(fmt::format("--peers '{}': unknown peer; expected all or a list of: {}", n,
+                                    fmt::join(names_of(Role::Peer), ", ")));
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
 namespace {
+
+// Times one peer beside the kernel; a peer that cannot run here (or fails) is recorded with
+// the reason and the case goes on.
+TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTensors& dev,
+                      Context& ctx, const MeasureOptions& mo, const TensorBytes& bytes,
+                      std::vector<std::string>& notes) {
+  TimingResult t;
+  t.name = name;
+  t.role = "peer";
+  auto g = make_gemm(name, Role::Peer);
+  t.same_numerics = g->same_numerics();
+  const Availability a = g->availability(ctx.dev);
+  if (!a.ok) {
+    t.reason = a.reason;
+    return t;
+  }
+  if (const std::string se = g->shape_error(s); !se.empty()) {
+    t.reason = se;
+    return t;
+  }
+  try {
+    cudaStream_t st = ctx.stream->get();
+    const int64_t c_elems = s.l * s.m * s.n;
+    DeviceBuffer c(size_t(c_elems) * 2), ws(g->workspace_bytes(s));
+    Operands ops = dev.view();
+    ops.c = c.get<uint16_t>();
+    g->prepare(s, ops, st);
+    poison_device(ops.c, c_elems, st);
+    g->run(s, ops, ws.get(), st);
+    ctx.stream->sync();
+    std::vector<uint16_t> out(static_cast<size_t>(c_elems));
+    NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), ops.c, out.size() * 2, cudaMemcpyDeviceToHost));
+    if (const auto unwritten = std::count(out.begin(), out.end(), kPoisonFp16); unwritten > 0)
+      notes.push_back(fmt::format("peer {} left {} outputs unwritten", name, unwritten));
+    auto m = measure_device([&](cudaStream_t q) { g->run(s, ops, ws.get(), q); }, mo, st,
+                            ctx.flusher.get());
+    TimingResult done = make_timing(name, "peer", std::move(m), s, bytes, g->same_numerics());
+    return done;
+  } catch (const Error& e) {
+    t.reason = std::string("failed: ") + e.what();
+    return t;
+  }
+}
 
 void save_tensors(const std::string& dir, const CaseSpec& spec, const HostTensors& h,
                   const std::vector<uint16_t>& c, const std::vector<uint16_t>* ref,
@@ -130,6 +190,7 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
   r.tolerance = spec.tolerance;
   r.bytes = TensorBytes::of(s);
 
+  const std::vector<std::string> peer_names = resolve_peer_names(spec.peers);
   auto kernel = resolve("--kernel", spec.kernel, Role::Kernel, s, ctx);
   auto reference = resolve("--reference", spec.reference, Role::Reference, s, ctx);
   r.kernel = kernel->name();
@@ -147,7 +208,7 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
   }
   sample = std::min(sample, c_elems);
   const bool need_host_inputs = !ctx.gpu() || reference->space() == Space::Host ||
-                                !spec.save_tensors_dir.empty();
+                                !spec.save_tensors_dir.empty() || spec.verify_exact > 0;
 
   HostTensors host;
   if (need_host_inputs || !ctx.gpu()) host.allocate(s);
@@ -195,7 +256,21 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
     auto m = measure_device([&](cudaStream_t q) { kernel->run(s, kops, kws.get(), q); },
                             spec.measure, st, ctx.flusher.get());
     r.kernel_timing = make_timing(kernel->name(), "kernel", std::move(m), s, r.bytes);
+
+    for (const auto& name : peer_names) {
+      TimingResult t = run_peer(name, s, dev, ctx, spec.measure, r.bytes, r.notes);
+      if (t.ran && r.kernel_timing->measurement.stats.median > 0)
+        t.kernel_speedup = t.measurement.stats.median / r.kernel_timing->measurement.stats.median;
+      r.peers.push_back(std::move(t));
+    }
   } else {
+    for (const auto& name : peer_names) {
+      TimingResult t;
+      t.name = name;
+      t.role = "peer";
+      t.reason = "needs a CUDA device";
+      r.peers.push_back(std::move(t));
+    }
     generate_host(spec.problem, host);
     Operands kops = host.view();
     kops.c = kernel_out.data();
@@ -258,6 +333,37 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
     r.disposition = Disposition::Incorrect;
     r.message = fmt::format("{} of {} checked elements mismatch ({} unwritten)", v.mismatches,
                             v.checked, v.unwritten);
+  }
+
+  // --verify-exact: both kernel and reference against the exact CPU value at sampled points,
+  // so a wrong reference is caught too.
+  if (spec.verify_exact > 0) {
+    const auto pts = sample_coords(s, std::min(spec.verify_exact, c_elems), spec.problem.seed ^ 0xe8ac7ull);
+    Operands hops = host.view();
+    std::vector<uint16_t> exact(pts.size());
+    parallel_for(int64_t(pts.size()), [&](int64_t t) {
+      const Coord& c = pts[size_t(t)];
+      exact[size_t(t)] = exact_element_fp16(s, hops, c.batch, c.i, c.j);
+    });
+    Verifier vk(spec.tolerance, "sampled"), vr(spec.tolerance, "sampled");
+    for (size_t t = 0; t < pts.size(); ++t) {
+      const Coord& c = pts[t];
+      const size_t idx = size_t((c.batch * s.m + c.i) * s.n + c.j);
+      vk.check(c, kernel_out[idx], exact[t]);
+      vr.check(c, ref_out[idx] == kPoisonFp16 && sample > 0 ? exact[t] : ref_out[idx], exact[t]);
+    }
+    r.exact_kernel = vk.result();
+    r.exact_reference = vr.result();
+    if (!r.exact_reference->passed()) {
+      r.disposition = Disposition::Error;
+      r.message = fmt::format("reference '{}' disagrees with the exact CPU reference at {} of {} "
+                              "sampled elements", r.reference, r.exact_reference->mismatches,
+                              r.exact_reference->checked);
+    } else if (!r.exact_kernel->passed() && r.disposition == Disposition::Passed) {
+      r.disposition = Disposition::Incorrect;
+      r.message = fmt::format("kernel disagrees with the exact CPU reference at {} of {} sampled "
+                              "elements", r.exact_kernel->mismatches, r.exact_kernel->checked);
+    }
   }
 
   if (!spec.save_tensors_dir.empty())

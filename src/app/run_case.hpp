@@ -21,7 +21,12 @@ struct CaseSpec {
   MeasureOptions measure;
   bool time_reference = true;
   std::string save_tensors_dir;  // empty: don't save
+  std::vector<std::string> peers;  // timed beside the kernel ("all" expanded by the caller)
+  int64_t verify_exact = 0;        // also check N sampled elements of kernel AND reference on the CPU
 };
+
+// Expands "all" and checks every peer name; throws usage_error for an unknown one.
+std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names);
 
 // The machine a sweep of cases runs on, set up once.
 struct Context {

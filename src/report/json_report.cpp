@@ -62,8 +62,24 @@ static json timing_json(const TimingResult& t, bool keep_samples) {
   j["stats"] = stats_json(t.measurement.stats);
   j["tflops"] = t.tflops;
   j["gbps"] = t.gbps;
+  if (t.role == "peer") j["kernel_speedup"] = t.kernel_speedup;
   if (keep_samples) j["samples_us"] = t.measurement.samples_us;
   return j;
+}
+
+static json verify_json(const VerifyResult& v) {
+  json first = json::array();
+  for (const auto& m : v.first)
+    first.push_back({{"l", m.at.batch}, {"i", m.at.i}, {"j", m.at.j}, {"got", m.got},
+                     {"expected", m.expected}, {"unwritten", m.unwritten}});
+  // NaN is not JSON: store got/expected as strings when not finite.
+  for (auto& f : first)
+    for (const char* key : {"got", "expected"})
+      if (!std::isfinite(f[key].get<double>())) f[key] = fmt::format("{}", f[key].get<double>());
+  return {{"mode", v.mode},           {"passed", v.passed()},
+          {"checked", v.checked},     {"mismatches", v.mismatches},
+          {"unwritten", v.unwritten}, {"max_abs_err", v.max_abs_err},
+          {"max_rel_err", v.max_rel_err}, {"first_mismatches", first}};
 }
 
 json to_json(const CaseResult& c, bool keep_samples) {
@@ -80,21 +96,10 @@ json to_json(const CaseResult& c, bool keep_samples) {
             {"message", c.message},
             {"tolerance", {{"rtol", c.tolerance.rtol}, {"atol", c.tolerance.atol}}},
             {"notes", c.notes}};
-  if (c.verification) {
-    const VerifyResult& v = *c.verification;
-    json first = json::array();
-    for (const auto& m : v.first)
-      first.push_back({{"l", m.at.batch}, {"i", m.at.i}, {"j", m.at.j}, {"got", m.got},
-                       {"expected", m.expected}, {"unwritten", m.unwritten}});
-    // NaN is not JSON: store got/expected as strings when not finite.
-    for (auto& f : first)
-      for (const char* key : {"got", "expected"})
-        if (!std::isfinite(f[key].get<double>())) f[key] = fmt::format("{}", f[key].get<double>());
-    j["verification"] = {{"mode", v.mode},           {"passed", v.passed()},
-                         {"checked", v.checked},     {"mismatches", v.mismatches},
-                         {"unwritten", v.unwritten}, {"max_abs_err", v.max_abs_err},
-                         {"max_rel_err", v.max_rel_err}, {"first_mismatches", first}};
-  }
+  if (c.verification) j["verification"] = verify_json(*c.verification);
+  if (c.exact_kernel)
+    j["exact_check"] = {{"kernel", verify_json(*c.exact_kernel)},
+                        {"reference", verify_json(*c.exact_reference)}};
   if (c.kernel_timing) j["kernel_timing"] = timing_json(*c.kernel_timing, keep_samples);
   if (c.reference_timing) j["reference_timing"] = timing_json(*c.reference_timing, keep_samples);
   json peers = json::array();

@@ -27,6 +27,7 @@ struct TimingResult {
   Measurement measurement;
   double tflops = 0;  // 2*M*N*K*L / median
   double gbps = 0;    // minimum traffic (padded scales included) / median
+  double kernel_speedup = 0;  // peers: peer median / kernel median (> 1: the kernel is faster)
 };
 
 struct CaseResult {
@@ -37,6 +38,8 @@ struct CaseResult {
   std::string message;  // one line: why not passed
   Tolerance tolerance;
   std::optional<VerifyResult> verification;
+  // --verify-exact: kernel and reference each checked against the exact CPU reference.
+  std::optional<VerifyResult> exact_kernel, exact_reference;
   std::optional<TimingResult> kernel_timing, reference_timing;
   std::vector<TimingResult> peers;
   TensorBytes bytes;
