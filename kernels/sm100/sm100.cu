@@ -359,10 +359,16 @@ CUtensorMap encode_map(const TensorMapParams& p, const void* base, const char* w
   return map;
 }
 
+// The current device's SM count; without a usable device (shape queries on a machine that
+// cannot run the kernel anyway) a B200's 148, so workspace_bytes() still answers.
 int current_sm_count() {
+  constexpr int kB200Sms = 148;
   int dev = 0, sms = 0;
-  NVFP4_CUDA_CHECK(cudaGetDevice(&dev));
-  NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky-free error so later checks start clean
+    return kB200Sms;
+  }
   return sms;
 }
 
