@@ -376,7 +376,7 @@ class Sm100Gemm final : public Gemm {
  public:
   std::string name() const override { return "sm100"; }
   std::string description() const override {
-    return "Blackwell sm_100a: TMA + tcgen05.mma kind::mxf4nvf4 (block16 UE4M3 scales in TMEM), "
+    return "Blackwell sm_100a: TMA + tcgen05.mma kind::mxf4nvf4 scale_vec::4X (UE4M3 per 16, scales in TMEM), "
            "warp-specialized persistent, split-K for few tiles (B200/GB200 only)";
   }
   Availability availability(const DeviceInfo& dev) const override {
