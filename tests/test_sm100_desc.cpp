@@ -245,9 +245,10 @@ TEST(Sm100TensorMap, OperandBoxStartsAtTheTileBytes) {
   for (int64_t batch = 0; batch < l; ++batch)
     for (int64_t mt = 0; mt * kBlockM < m; ++mt)
       for (int64_t kt = 0; kt < k / kBlockK; ++kt) {
-        const uint64_t at = kt * kBlockKBytes + mt * kBlockM * p.strides_bytes[0] +
-                            batch * p.strides_bytes[1];
-        EXPECT_EQ(at, static_cast<uint64_t>((batch * m + mt * kBlockM) * (k / 2) + kt * kBlockK / 2));
+        const uint64_t at =
+            kt * kBlockKBytes + mt * kBlockM * p.strides_bytes[0] + batch * p.strides_bytes[1];
+        EXPECT_EQ(at,
+                  static_cast<uint64_t>((batch * m + mt * kBlockM) * (k / 2) + kt * kBlockK / 2));
       }
 }
 
@@ -361,7 +362,8 @@ TEST(Sm100Schedule, UnitsCoverEveryTileAndKTileOnce) {
       ASSERT_LT(w.n_tile, p.n_tiles);
       ASSERT_LT(w.batch, p.batches);
       EXPECT_EQ(w.tile, (w.batch * p.m_tiles + w.m_tile) * p.n_tiles + w.n_tile);
-      for (int kt = w.k_begin; kt < w.k_end; ++kt) ++hits[static_cast<size_t>(w.tile) * p.k_tiles + kt];
+      for (int kt = w.k_begin; kt < w.k_end; ++kt)
+        ++hits[static_cast<size_t>(w.tile) * p.k_tiles + kt];
     }
     for (int h : hits) EXPECT_EQ(h, 1);
   }

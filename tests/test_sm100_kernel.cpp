@@ -55,14 +55,16 @@ TEST(Sm100Kernel, ShapeRules) {
   const auto g = make_gemm("sm100", Role::Kernel);
   ASSERT_NE(g, nullptr);
   // Every GPU MODE test and benchmark shape is accepted.
-  const Shape ok[] = {{128, 256, 256, 1},    {128, 1536, 7168, 1}, {128, 3072, 1536, 1},
-                      {256, 7168, 256, 1},   {256, 7168, 2048, 1}, {2304, 4608, 7168, 1},
-                      {384, 7168, 2304, 1},  {512, 512, 7168, 1},  {512, 4096, 512, 1},
-                      {512, 1536, 7168, 1},  {128, 7168, 16384, 1}, {128, 4096, 7168, 1},
-                      {128, 7168, 2048, 1},  {200, 96, 512, 3}};
+  const Shape ok[] = {{128, 256, 256, 1},   {128, 1536, 7168, 1},  {128, 3072, 1536, 1},
+                      {256, 7168, 256, 1},  {256, 7168, 2048, 1},  {2304, 4608, 7168, 1},
+                      {384, 7168, 2304, 1}, {512, 512, 7168, 1},   {512, 4096, 512, 1},
+                      {512, 1536, 7168, 1}, {128, 7168, 16384, 1}, {128, 4096, 7168, 1},
+                      {128, 7168, 2048, 1}, {200, 96, 512, 3}};
   for (const Shape& s : ok) EXPECT_EQ(g->shape_error(s), "") << s.m << "x" << s.n << "x" << s.k;
-  EXPECT_NE(g->shape_error({128, 256, 128, 1}).find("K must be a multiple of 256"), std::string::npos);
-  EXPECT_NE(g->shape_error({128, 240, 256, 1}).find("N must be a multiple of 32"), std::string::npos);
+  EXPECT_NE(g->shape_error({128, 256, 128, 1}).find("K must be a multiple of 256"),
+            std::string::npos);
+  EXPECT_NE(g->shape_error({128, 240, 256, 1}).find("N must be a multiple of 32"),
+            std::string::npos);
 }
 
 TEST(Sm100Kernel, WorkspaceOnlyForSplitK) {

@@ -24,22 +24,28 @@ enum class ScaleType : uint32_t { UE4M3 = 0, UE8M0 = 1 };
 constexpr uint32_t kTypeE2M1 = 1;  // atype/btype code of E2M1 for the mxf4 kinds
 
 struct InstrDescBlockScaled {
-  uint32_t sparse = 0;       // bit 2
-  uint32_t sfb_id = 0;       // bits 4-5 (0 for scale_vec::4X)
-  uint32_t a_type = kTypeE2M1;  // bits 7-9
-  uint32_t b_type = kTypeE2M1;  // bits 10-11
-  uint32_t negate_a = 0;     // bit 13
-  uint32_t negate_b = 0;     // bit 14
-  uint32_t transpose_a = 0;  // bit 15
-  uint32_t transpose_b = 0;  // bit 16
-  uint32_t n_shr3 = 0;       // bits 17-22: N >> 3
+  uint32_t sparse = 0;                      // bit 2
+  uint32_t sfb_id = 0;                      // bits 4-5 (0 for scale_vec::4X)
+  uint32_t a_type = kTypeE2M1;              // bits 7-9
+  uint32_t b_type = kTypeE2M1;              // bits 10-11
+  uint32_t negate_a = 0;                    // bit 13
+  uint32_t negate_b = 0;                    // bit 14
+  uint32_t transpose_a = 0;                 // bit 15
+  uint32_t transpose_b = 0;                 // bit 16
+  uint32_t n_shr3 = 0;                      // bits 17-22: N >> 3
   ScaleType scale_type = ScaleType::UE4M3;  // bit 23
-  uint32_t m_shr7 = 0;       // bits 27-28: M >> 7
-  uint32_t sfa_id = 0;       // bits 29-30 (0 for scale_vec::4X)
-  uint32_t k_dim = 0;        // bit 31: 0 = dense K 64
+  uint32_t m_shr7 = 0;                      // bits 27-28: M >> 7
+  uint32_t sfa_id = 0;                      // bits 29-30 (0 for scale_vec::4X)
+  uint32_t k_dim = 0;                       // bit 31: 0 = dense K 64
 
-  NVFP4_HD InstrDescBlockScaled& set_m(uint32_t m) { m_shr7 = m >> 7; return *this; }
-  NVFP4_HD InstrDescBlockScaled& set_n(uint32_t n) { n_shr3 = n >> 3; return *this; }
+  NVFP4_HD InstrDescBlockScaled& set_m(uint32_t m) {
+    m_shr7 = m >> 7;
+    return *this;
+  }
+  NVFP4_HD InstrDescBlockScaled& set_n(uint32_t n) {
+    n_shr3 = n >> 3;
+    return *this;
+  }
   NVFP4_HD uint32_t m() const { return m_shr7 << 7; }
   NVFP4_HD uint32_t n() const { return n_shr3 << 3; }
 
@@ -100,11 +106,11 @@ enum class SmemSwizzle : uint32_t { None = 0, B128Atom32 = 1, B128 = 2, B64 = 4,
 NVFP4_HD uint64_t desc_encode(uint32_t bytes) { return (bytes & 0x3FFFFu) >> 4; }
 
 struct SmemDesc {
-  uint32_t start_addr = 0;   // shared-memory byte address (16-byte aligned)
-  uint32_t lbo_bytes = 0;    // leading dimension byte offset
-  uint32_t sbo_bytes = 0;    // stride dimension byte offset
-  uint32_t base_offset = 0;  // bits 49-51: 0 when the swizzle pattern starts aligned
-  uint32_t lbo_absolute = 0; // bit 52
+  uint32_t start_addr = 0;    // shared-memory byte address (16-byte aligned)
+  uint32_t lbo_bytes = 0;     // leading dimension byte offset
+  uint32_t sbo_bytes = 0;     // stride dimension byte offset
+  uint32_t base_offset = 0;   // bits 49-51: 0 when the swizzle pattern starts aligned
+  uint32_t lbo_absolute = 0;  // bit 52
   SmemSwizzle swizzle = SmemSwizzle::None;
 
   NVFP4_HD uint64_t pack() const {
@@ -165,15 +171,18 @@ NVFP4_HD uint32_t tma_elem_bytes(TmaDataType t) {
   return t == TmaDataType::U8 ? 1u : t == TmaDataType::U16 ? 2u : 4u;
 }
 NVFP4_HD uint32_t tma_swizzle_span(TmaSwizzle s) {
-  return s == TmaSwizzle::B32 ? 32u : s == TmaSwizzle::B64 ? 64u : s == TmaSwizzle::B128 ? 128u : 0u;
+  return s == TmaSwizzle::B32    ? 32u
+         : s == TmaSwizzle::B64  ? 64u
+         : s == TmaSwizzle::B128 ? 128u
+                                 : 0u;
 }
 
 struct TensorMapParams {
   uint32_t rank = 0;
   TmaDataType dtype = TmaDataType::U8;
-  uint64_t dims[5] = {0, 0, 0, 0, 0};           // elements, innermost first
-  uint64_t strides_bytes[4] = {0, 0, 0, 0};     // byte stride of dims[1..rank-1]
-  uint32_t box[5] = {1, 1, 1, 1, 1};            // elements per copy along each dim
+  uint64_t dims[5] = {0, 0, 0, 0, 0};        // elements, innermost first
+  uint64_t strides_bytes[4] = {0, 0, 0, 0};  // byte stride of dims[1..rank-1]
+  uint32_t box[5] = {1, 1, 1, 1, 1};         // elements per copy along each dim
   uint32_t elem_strides[5] = {1, 1, 1, 1, 1};
   TmaSwizzle swizzle = TmaSwizzle::None;
 
@@ -206,16 +215,16 @@ struct TensorMapParams {
 // ---------------------------------------------------------------------------------------------
 // Kernel geometry, shared by the host launcher, the device code and the tests.
 
-constexpr int kBlockM = 128;             // UMMA M (cta_group::1)
-constexpr int kBlockN = 128;             // UMMA N: one 128-row scale atom of B per MMA
-constexpr int kBlockK = 256;             // FP4 elements per stage = one 128-byte swizzled row
+constexpr int kBlockM = 128;  // UMMA M (cta_group::1)
+constexpr int kBlockN = 128;  // UMMA N: one 128-row scale atom of B per MMA
+constexpr int kBlockK = 256;  // FP4 elements per stage = one 128-byte swizzled row
 constexpr int kBlockKBytes = kBlockK / 2;
-constexpr int kMmaK = 64;                // K of one tcgen05.mma kind::mxf4nvf4 (dense)
+constexpr int kMmaK = 64;  // K of one tcgen05.mma kind::mxf4nvf4 (dense)
 constexpr int kMmasPerStage = kBlockK / kMmaK;
 constexpr int kStages = 6;
-constexpr int kAStageBytes = kBlockM * kBlockKBytes;                // 16 KiB
-constexpr int kBStageBytes = kBlockN * kBlockKBytes;                // 16 KiB
-constexpr int kSfStageBytes = kMmasPerStage * kAtomBytes;           // 4 atoms = 2 KiB
+constexpr int kAStageBytes = kBlockM * kBlockKBytes;       // 16 KiB
+constexpr int kBStageBytes = kBlockN * kBlockKBytes;       // 16 KiB
+constexpr int kSfStageBytes = kMmasPerStage * kAtomBytes;  // 4 atoms = 2 KiB
 constexpr int kStageBytes = kAStageBytes + kBStageBytes + 2 * kSfStageBytes;
 
 // Tensor memory plan (512 columns x 128 lanes of 32 bits): two FP32 accumulators of kBlockN
@@ -224,9 +233,9 @@ constexpr int kStageBytes = kAStageBytes + kBStageBytes + 2 * kSfStageBytes;
 constexpr int kAccBuffers = 2;
 constexpr int kSfColsPerMma = 4;
 constexpr int kSfaColsPerStage = kMmasPerStage * kSfColsPerMma;
-constexpr int kSfColBase = kAccBuffers * kBlockN;                     // 256
-constexpr int kSfColsPerStage = 2 * kSfaColsPerStage;                 // 32
-constexpr int kTmemColsUsed = kSfColBase + kStages * kSfColsPerStage; // 448
+constexpr int kSfColBase = kAccBuffers * kBlockN;                      // 256
+constexpr int kSfColsPerStage = 2 * kSfaColsPerStage;                  // 32
+constexpr int kTmemColsUsed = kSfColBase + kStages * kSfColsPerStage;  // 448
 constexpr int kTmemCols = 512;  // allocation: a power of two in [32, 512]
 static_assert(kTmemColsUsed <= kTmemCols, "tensor memory plan exceeds 512 columns");
 

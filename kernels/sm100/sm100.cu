@@ -16,7 +16,6 @@
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,9 +43,9 @@ static_assert(static_cast<int>(TmaSwizzle::None) == CU_TENSOR_MAP_SWIZZLE_NONE, 
 static_assert(static_cast<int>(TmaSwizzle::B128) == CU_TENSOR_MAP_SWIZZLE_128B, "enum drift");
 
 struct KernelArgs {
-  uint16_t* c = nullptr;           // [L, M, N] fp16
-  float* partials = nullptr;       // [tiles * splits][kBlockM][kBlockN] FP32, split-K only
-  uint32_t* counters = nullptr;    // [tiles] arrivals per tile; the last CTA resets it to 0
+  uint16_t* c = nullptr;         // [L, M, N] fp16
+  float* partials = nullptr;     // [tiles * splits][kBlockM][kBlockN] FP32, split-K only
+  uint32_t* counters = nullptr;  // [tiles] arrivals per tile; the last CTA resets it to 0
   WorkPlan plan;
   int m = 0, n = 0;
 };
@@ -65,9 +64,9 @@ struct SmemLayout {
   __device__ uint64_t* bars() const {
     return reinterpret_cast<uint64_t*>(base + kStages * kStageBytes);
   }
-  __device__ uint64_t* full(int s) const { return bars() + s; }           // TMA -> MMA
-  __device__ uint64_t* empty(int s) const { return bars() + kStages + s; }  // MMA -> TMA
-  __device__ uint64_t* acc_full(int b) const { return bars() + 2 * kStages + b; }   // MMA -> epi
+  __device__ uint64_t* full(int s) const { return bars() + s; }                    // TMA -> MMA
+  __device__ uint64_t* empty(int s) const { return bars() + kStages + s; }         // MMA -> TMA
+  __device__ uint64_t* acc_full(int b) const { return bars() + 2 * kStages + b; }  // MMA -> epi
   __device__ uint64_t* acc_empty(int b) const { return bars() + 2 * kStages + kAccBuffers + b; }
   __device__ uint32_t* tmem_slot() const {
     return reinterpret_cast<uint32_t*>(bars() + 2 * kStages + 2 * kAccBuffers);
@@ -92,8 +91,8 @@ __device__ __forceinline__ void store_fp16x32(uint16_t* dst, const float (&v)[32
                       fp16_pair(v[8 * q + 4], v[8 * q + 5]), fp16_pair(v[8 * q + 6], v[8 * q + 7]));
 }
 
-__device__ __forceinline__ float* partial_ptr(const KernelArgs& args, const WorkUnit& w,
-                                              int split, int row_in_tile, int col_in_tile) {
+__device__ __forceinline__ float* partial_ptr(const KernelArgs& args, const WorkUnit& w, int split,
+                                              int row_in_tile, int col_in_tile) {
   const int64_t slab = static_cast<int64_t>(w.tile) * args.plan.splits + split;
   return args.partials + (slab * kBlockM + row_in_tile) * kBlockN + col_in_tile;
 }
@@ -196,8 +195,8 @@ __device__ void run_epilogue(const SmemLayout& sm, const KernelArgs& args, uint3
 
     const int64_t row = static_cast<int64_t>(w.m_tile) * kBlockM + row_in_tile;
     const bool row_ok = row < args.m;
-    const uint32_t taddr =
-        tmem_base + (static_cast<uint32_t>(quarter * 32) << 16) + static_cast<uint32_t>(buf * kBlockN);
+    const uint32_t taddr = tmem_base + (static_cast<uint32_t>(quarter * 32) << 16) +
+                           static_cast<uint32_t>(buf * kBlockN);
 #pragma unroll 1
     for (int c = 0; c < kBlockN; c += 32) {
       float v[32];
@@ -209,7 +208,8 @@ __device__ void run_epilogue(const SmemLayout& sm, const KernelArgs& args, uint3
       } else {
         float4* p = reinterpret_cast<float4*>(partial_ptr(args, w, w.split, row_in_tile, c));
 #pragma unroll
-        for (int q = 0; q < 8; ++q) p[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+        for (int q = 0; q < 8; ++q)
+          p[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
       }
     }
     // The accumulator may now be overwritten by the next unit's MMAs.
@@ -223,7 +223,8 @@ __device__ void run_epilogue(const SmemLayout& sm, const KernelArgs& args, uint3
     __threadfence();
     ptx::named_barrier_sync(1, 32 * kEpilogueWarps);
     if (epi_tid == 0)
-      *sm.last_flag() = atomicAdd(args.counters + w.tile, 1u) == static_cast<uint32_t>(plan.splits - 1);
+      *sm.last_flag() =
+          atomicAdd(args.counters + w.tile, 1u) == static_cast<uint32_t>(plan.splits - 1);
     ptx::named_barrier_sync(1, 32 * kEpilogueWarps);
     if (!*sm.last_flag()) continue;
     __threadfence();
@@ -237,7 +238,8 @@ __device__ void run_epilogue(const SmemLayout& sm, const KernelArgs& args, uint3
         for (int i = 0; i < 32; ++i) acc[i] = 0.0f;
         for (int s = 0; s < plan.splits; ++s) {
           // L2 loads (.cg): other SMs wrote these, and L1 is not coherent.
-          const float4* p = reinterpret_cast<const float4*>(partial_ptr(args, w, s, row_in_tile, c));
+          const float4* p =
+              reinterpret_cast<const float4*>(partial_ptr(args, w, s, row_in_tile, c));
 #pragma unroll
           for (int q = 0; q < 8; ++q) {
             const float4 x = __ldcg(p + q);
@@ -348,11 +350,11 @@ CUtensorMap encode_map(const TensorMapParams& p, const void* base, const char* w
   for (int i = 0; i < 4; ++i) strides[i] = p.strides_bytes[i];
   CUtensorMap map;
   std::memset(&map, 0, sizeof map);
-  const CUresult r = encode_tiled_fn()(
-      &map, static_cast<CUtensorMapDataType>(p.dtype), p.rank, const_cast<void*>(base), dims,
-      strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      static_cast<CUtensorMapSwizzle>(p.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      encode_tiled_fn()(&map, static_cast<CUtensorMapDataType>(p.dtype), p.rank,
+                        const_cast<void*>(base), dims, strides, box, elem_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, static_cast<CUtensorMapSwizzle>(p.swizzle),
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw runtime_error(fmt::format("sm100: cuTensorMapEncodeTiled({}) failed: CUresult {}", what,
                                     static_cast<int>(r)));
