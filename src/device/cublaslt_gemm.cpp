@@ -163,13 +163,18 @@ void Plan::run(const Pointers& p, void* workspace, size_t workspace_bytes, cudaS
 }
 
 Availability probe(const Config& c) {
-  // Real (tiny) scale buffers, so the query sees the pointers a run would pass.
-  DeviceBuffer a_scale(size_t(scale_tensor_stride(c.b_scale, int64_t(c.n), int64_t(c.k))) + 256);
-  DeviceBuffer b_scale(size_t(scale_tensor_stride(c.a_scale, int64_t(c.m), int64_t(c.k))) + 256);
-  Plan plan;
-  const std::string reason =
-      plan.prepare(c, Pointers{nullptr, nullptr, a_scale.get(), b_scale.get(), nullptr});
-  return reason.empty() ? Availability{true, {}} : Availability{false, reason};
+  try {
+    // Real (tiny) scale buffers, so the query sees the pointers a run would pass. Our A's
+    // scales cover c.n rows (cuBLAS B), our B's c.m rows (cuBLAS A).
+    DeviceBuffer our_a_scale(size_t(scale_tensor_stride(c.b_scale, int64_t(c.n), int64_t(c.k))) + 256);
+    DeviceBuffer our_b_scale(size_t(scale_tensor_stride(c.a_scale, int64_t(c.m), int64_t(c.k))) + 256);
+    Plan plan;
+    const std::string reason =
+        plan.prepare(c, Pointers{nullptr, nullptr, our_a_scale.get(), our_b_scale.get(), nullptr});
+    return reason.empty() ? Availability{true, {}} : Availability{false, reason};
+  } catch (const Error& e) {  // availability answers, it does not throw (no handle, no memory)
+    return {false, e.what()};
+  }
 }
 
 }  // namespace nvfp4::lt
