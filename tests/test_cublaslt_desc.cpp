@@ -414,3 +414,15 @@ TEST(Registry, UnavailableMessageOnHopperNamesGpuCcAndAlternatives) {
   EXPECT_EQ(msg.substr(msg.size() - 9), "cpu-exact") << msg;
   EXPECT_EQ(std::count(msg.begin(), msg.end(), '\n'), 0);
 }
+
+TEST(LtPlan, DescribesInTheToolsTermsAndRefusesToRunUnprepared) {
+  EXPECT_EQ(describe(make_nvfp4_config(Shape{128, 384, 256, 2}, OutType::F16)),
+            "NVFP4 GEMM M=128 N=384 K=256 L=2 (one call per batch), fp16 output, scales "
+            "A:VEC16_UE4M3 B:VEC16_UE4M3");
+  EXPECT_EQ(describe(make_config(Shape{64, 32, 128, 1}, InType::FP8_E4M3, OutType::BF16,
+                                 ScaleMode::Vec128_32F, ScaleMode::Blk128x128_32F)),
+            "FP8 E4M3 GEMM M=64 N=32 K=128, bf16 output, scales A:VEC128_32F B:BLK128x128_32F");
+  Plan plan;
+  EXPECT_FALSE(plan.ready());
+  EXPECT_EQ(exit_code_of([&] { plan.run(Pointers{}, nullptr, 0, nullptr); }), kExitRuntime);
+}

@@ -219,12 +219,12 @@ Availability availability_from_heuristic(cublasStatus_t status, int algo_count,
 }
 
 std::string describe(const Config& c) {
-  return fmt::format("cuBLASLt {} GEMM m={} n={} k={}{} ({} output, scales A:{} B:{})", c.what,
-                     c.m, c.n, c.k,
-                     c.calls > 1 ? fmt::format(", {} calls", c.calls)
-                                 : c.d.batch_count > 1 ? fmt::format(", batch {}", c.d.batch_count)
+  // In the tool's terms (M, N = cuBLAS n, m).
+  return fmt::format("{} GEMM M={} N={} K={}{}, {} output, scales A:{} B:{}", c.what, c.n, c.m, c.k,
+                     c.calls > 1 ? fmt::format(" L={} (one call per batch)", c.calls)
+                                 : c.d.batch_count > 1 ? fmt::format(" L={}", c.d.batch_count)
                                                        : std::string(),
-                     out_type_name(c.out), scale_mode_name(c.a_scale), scale_mode_name(c.b_scale));
+                     out_type_name(c.out), scale_mode_name(c.b_scale), scale_mode_name(c.a_scale));
 }
 
 }  // namespace nvfp4::lt

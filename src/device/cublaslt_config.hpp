@@ -112,7 +112,7 @@ Availability cc_gate(const DeviceInfo& dev, int min_cc, int max_cc, const std::s
 Availability availability_from_heuristic(cublasStatus_t status, int algo_count,
                                          const std::string& context);
 
-// "cuBLAS problem m x n x k" text for messages.
+// "NVFP4 GEMM M=.. N=.. K=.., fp16 output, scales A:.. B:.." (our A/B) for messages.
 std::string describe(const Config& c);
 
 }  // namespace lt
