@@ -1,9 +1,8 @@
 // The cuBLASLt GEMM configurations (pure functions), the real cuBLASLt descriptors built from
 // them (cuBLASLt creates and reads back descriptors without a GPU: checked with cuBLASLt 13.1),
 // the availability reasons, and the registry entries of the references and peers. CPU only.
-#include <gtest/gtest.h>
-
 #include <cublasLt.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
@@ -43,7 +42,9 @@ DeviceInfo no_gpu() {
   return d;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 int exit_code_of(const std::function<void()>& f) {
   try {
@@ -84,7 +85,8 @@ TEST(LtConfig, Nvfp4SwapsOperandsToComputeRowMajorC) {
   EXPECT_EQ(c.d.ld, 7168);
   EXPECT_EQ(c.a_scale, ScaleMode::Vec16UE4M3);
   EXPECT_EQ(c.b_scale, ScaleMode::Vec16UE4M3);
-  EXPECT_EQ(scale_mode_cublas(ScaleMode::Vec16UE4M3), int32_t(CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3));
+  EXPECT_EQ(scale_mode_cublas(ScaleMode::Vec16UE4M3),
+            int32_t(CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3));
   EXPECT_EQ(c.calls, 1);
   EXPECT_EQ(c.a.batch_count, 1);
   EXPECT_EQ(c.a.min_alignment, 256u);
@@ -134,7 +136,9 @@ TEST(LtConfig, ShapeRulesNameTheRule) {
   // FP8 rows need K % 16 only; FP16 GEMMs take any shape.
   EXPECT_EQ(lt_shape_error(Shape{128, 256, 48, 1}, InType::FP8_E4M3, OutType::F16), "");
   EXPECT_EQ(lt_shape_error(Shape{3, 5, 48, 1}, InType::F16, OutType::F16), "");
-  EXPECT_EQ(exit_code_of([] { (void)make_nvfp4_config(Shape{128, 256, 48, 1}, OutType::F16); }),
+  EXPECT_EQ(exit_code_of([] {
+              (void)make_nvfp4_config(Shape{128, 256, 48, 1}, OutType::F16);
+            }),
             kExitBadInput);
 }
 
@@ -147,8 +151,8 @@ TEST(LtConfig, DenseBatchesAreOneStridedCall) {
   EXPECT_EQ(c.b.batch_stride, 32 * 64);
   EXPECT_EQ(c.d.batch_stride, 32 * 48);
   EXPECT_EQ(c.a.type, CUDA_R_16F);
-  const Config t = make_config(s, InType::FP8_E4M3, OutType::F16, ScaleMode::Scalar32F,
-                               ScaleMode::Scalar32F);
+  const Config t =
+      make_config(s, InType::FP8_E4M3, OutType::F16, ScaleMode::Scalar32F, ScaleMode::Scalar32F);
   EXPECT_EQ(t.calls, 1);  // one scale for every batch: strided
   EXPECT_EQ(t.a.batch_count, 4);
   EXPECT_EQ(t.a.type, CUDA_R_8F_E4M3);
@@ -161,7 +165,8 @@ TEST(LtConfig, Fp8BlockScalesLoopAtTheirPaddedStride) {
   EXPECT_EQ(c.calls, 2);
   EXPECT_EQ(c.b_scale, ScaleMode::Vec128_32F);      // cuBLAS B = our A
   EXPECT_EQ(c.a_scale, ScaleMode::Blk128x128_32F);  // cuBLAS A = our B
-  const Fp8BlockScaleLayout la{Fp8BlockKind::Vec128, 200, s.k}, lb{Fp8BlockKind::Blk128x128, 256, s.k};
+  const Fp8BlockScaleLayout la{Fp8BlockKind::Vec128, 200, s.k},
+      lb{Fp8BlockKind::Blk128x128, 256, s.k};
   EXPECT_EQ(la.elements(), 3 * 200);
   EXPECT_EQ(lb.elements(), 2 * 4);  // two row blocks x three K blocks padded to four
   EXPECT_EQ(c.b_scale_call_bytes, la.batch_stride() * 4);
@@ -206,11 +211,13 @@ TEST(LtDescriptors, BuildWithoutAGpuAndHoldTheConfig) {
   Descriptors d(c);  // cuBLASLt creates descriptors without a device
   int32_t v = -1;
   size_t written = 0;
-  ASSERT_EQ(cublasLtMatmulDescGetAttribute(d.op(), CUBLASLT_MATMUL_DESC_TRANSA, &v, sizeof v, &written),
-            CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(
+      cublasLtMatmulDescGetAttribute(d.op(), CUBLASLT_MATMUL_DESC_TRANSA, &v, sizeof v, &written),
+      CUBLAS_STATUS_SUCCESS);
   EXPECT_EQ(v, int32_t(CUBLAS_OP_T));
-  ASSERT_EQ(cublasLtMatmulDescGetAttribute(d.op(), CUBLASLT_MATMUL_DESC_TRANSB, &v, sizeof v, &written),
-            CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(
+      cublasLtMatmulDescGetAttribute(d.op(), CUBLASLT_MATMUL_DESC_TRANSB, &v, sizeof v, &written),
+      CUBLAS_STATUS_SUCCESS);
   EXPECT_EQ(v, int32_t(CUBLAS_OP_N));
   ASSERT_EQ(cublasLtMatmulDescGetAttribute(d.op(), CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &v, sizeof v,
                                            &written),
@@ -249,14 +256,18 @@ TEST(LtDescriptors, BuildWithoutAGpuAndHoldTheConfig) {
     uint64_t rows = 0, cols = 0;
     int64_t ld = 0;
     int32_t batch = 0;
-    ASSERT_EQ(cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type, &written),
+    ASSERT_EQ(cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type,
+                                               &written),
               CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof rows, &written),
+    ASSERT_EQ(cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof rows,
+                                               &written),
               CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof cols, &written),
+    ASSERT_EQ(cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof cols,
+                                               &written),
               CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_LD, &ld, sizeof ld, &written),
-              CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(
+        cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_LD, &ld, sizeof ld, &written),
+        CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(cublasLtMatrixLayoutGetAttribute(e.l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
                                                sizeof batch, &written),
               CUBLAS_STATUS_SUCCESS);
@@ -351,7 +362,8 @@ TEST(Registry, ReferencesAndPeersAreRegisteredWithTheirRanks) {
     const std::set<std::string> unique(list->begin(), list->end());
     EXPECT_EQ(unique.size(), list->size()) << "a name is registered twice in one role";
   }
-  const std::pair<const char*, int> ranks[] = {{"cublaslt-nvfp4", 3}, {"cublaslt-f16", 2}, {"cpu-exact", 1}};
+  const std::pair<const char*, int> ranks[] = {
+      {"cublaslt-nvfp4", 3}, {"cublaslt-f16", 2}, {"cpu-exact", 1}};
   for (const auto& [name, rank] : ranks) {
     const auto g = make_gemm(name, Role::Reference);
     ASSERT_TRUE(g) << name;
@@ -397,13 +409,15 @@ TEST(Registry, WithoutGpuOnlyTheCpuReferenceIsAvailable) {
   EXPECT_EQ(reference_unavailable_message("cublaslt-f16", none),
             "reference 'cublaslt-f16' cannot run on this machine (no CUDA GPU: no CUDA device): "
             "no CUDA device: no CUDA device; references that can run here: cpu-exact");
-  EXPECT_TRUE(contains(reference_unavailable_message("nope", none), "reference 'nope' is not known"));
+  EXPECT_TRUE(
+      contains(reference_unavailable_message("nope", none), "reference 'nope' is not known"));
 }
 
 TEST(Registry, UnavailableMessageOnHopperNamesGpuCcAndAlternatives) {
   // cublaslt-nvfp4 is refused by its compute-capability gate before any cuBLASLt call; the
   // other references are probed for real (cpu-exact always runs).
-  const std::string msg = reference_unavailable_message("cublaslt-nvfp4", fake_gpu("NVIDIA H200", 9, 0));
+  const std::string msg =
+      reference_unavailable_message("cublaslt-nvfp4", fake_gpu("NVIDIA H200", 9, 0));
   EXPECT_EQ(msg.rfind("reference 'cublaslt-nvfp4' cannot run on GPU 'NVIDIA H200' (compute "
                       "capability 9.0): cuBLASLt NVFP4 (block-scaled FP4 GEMM) needs compute "
                       "capability 10.0 or newer; GPU 'NVIDIA H200' has compute capability 9.0; "

@@ -126,12 +126,12 @@ std::unique_ptr<Gemm> available_or_null(const std::string& name, Role role, std:
   return g;
 }
 
-#define NVFP4_REQUIRE(var, name, role)                        \
-  std::string var##_why;                                      \
-  auto var = available_or_null(name, role, var##_why);        \
+#define NVFP4_REQUIRE(var, name, role)                 \
+  std::string var##_why;                               \
+  auto var = available_or_null(name, role, var##_why); \
   if (!var) GTEST_SKIP() << var##_why
 
-const Shape kTestShapes[] = {{128, 256, 256, 1},  {128, 1536, 7168, 1}, {128, 3072, 1536, 1},
+const Shape kTestShapes[] = {{128, 256, 256, 1},   {128, 1536, 7168, 1}, {128, 3072, 1536, 1},
                              {256, 7168, 256, 1},  {256, 7168, 2048, 1}, {2304, 4608, 7168, 1},
                              {384, 7168, 2304, 1}, {512, 512, 7168, 1},  {512, 4096, 512, 1},
                              {512, 1536, 7168, 1}};
@@ -160,7 +160,8 @@ void check_sampled(Gemm& g, const Shape& s, int samples) {
     check(b, s.m - 1, s.n - 1);
   }
   for (int q = 0; q < samples; ++q)
-    check(int64_t(rng() % uint64_t(s.l)), int64_t(rng() % uint64_t(s.m)), int64_t(rng() % uint64_t(s.n)));
+    check(int64_t(rng() % uint64_t(s.l)), int64_t(rng() % uint64_t(s.m)),
+          int64_t(rng() % uint64_t(s.n)));
   int64_t unwritten = 0;
   for (uint16_t v : got) unwritten += v == kPoisonFp16;
   EXPECT_EQ(unwritten, 0) << g.name() << " " << shape_text(s) << ": unwritten elements";
@@ -177,18 +178,20 @@ TEST(Dequant, IsExactInFp16AndBf16) {
   const int64_t blocks = s.l * s.m * (s.k / kBlockSize);
   for (Dequant16 type : {Dequant16::F16, Dequant16::BF16}) {
     DeviceBuffer out(size_t(blocks * kBlockSize) * 2);
-    dequantize_nvfp4(c.d.a.get<uint8_t>(), c.d.sfa.get<uint8_t>(), blocks, type, out.get<uint16_t>(),
-                     c.stream.get());
+    dequantize_nvfp4(c.d.a.get<uint8_t>(), c.d.sfa.get<uint8_t>(), blocks, type,
+                     out.get<uint16_t>(), c.stream.get());
     c.stream.sync();
     std::vector<uint16_t> got(size_t(blocks * kBlockSize));
     NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), got.size() * 2, cudaMemcpyDeviceToHost));
     int64_t bad = 0;
     for (int64_t e = 0; e < blocks * kBlockSize; ++e) {
-      const float v = e2m1_decode(fp4_at(c.h.a.data(), e)) * scale_decode(c.h.sfa[size_t(e / kBlockSize)]);
+      const float v =
+          e2m1_decode(fp4_at(c.h.a.data(), e)) * scale_decode(c.h.sfa[size_t(e / kBlockSize)]);
       uint32_t fbits;
       std::memcpy(&fbits, &v, 4);
       // Both conversions are exact: fp16 from double, bf16 = the float's upper half.
-      const uint16_t want = type == Dequant16::F16 ? fp16_bits_from_double(v) : uint16_t(fbits >> 16);
+      const uint16_t want =
+          type == Dequant16::F16 ? fp16_bits_from_double(v) : uint16_t(fbits >> 16);
       if (type == Dequant16::BF16) {
         ASSERT_EQ(fbits & 0xFFFFu, 0u) << "not exact in bf16: " << v;
       }
@@ -224,7 +227,8 @@ TEST(Fp8Quant, BlockScalesMatchTheHost) {
         }
     for (size_t i = 0; i < got.size(); ++i) {
       const float want = !used[i] ? 0.0f : amax[i] > 0 ? amax[i] / 448.0f : 1.0f;
-      ASSERT_EQ(got[i], want) << "scale " << i << (kind == Fp8BlockKind::Vec128 ? " (1x128)" : " (128x128)");
+      ASSERT_EQ(got[i], want) << "scale " << i
+                              << (kind == Fp8BlockKind::Vec128 ? " (1x128)" : " (128x128)");
     }
   }
 }
@@ -330,8 +334,8 @@ TEST(Naive, AgreesWithCublasLtF16) {
   NVFP4_REQUIRE_GPU();
   NVFP4_REQUIRE(ref, "cublaslt-f16", Role::Reference);
   NVFP4_REQUIRE(naive, "naive", Role::Kernel);
-  for (const Shape& s : {Shape{128, 256, 256, 1}, Shape{256, 7168, 256, 1}, Shape{128, 7168, 2048, 1},
-                         Shape{128, 256, 512, 2}}) {
+  for (const Shape& s : {Shape{128, 256, 256, 1}, Shape{256, 7168, 256, 1},
+                         Shape{128, 7168, 2048, 1}, Shape{128, 256, 512, 2}}) {
     Case c(s);
     const std::vector<uint16_t> want = run_on_device(*ref, c);
     const std::vector<uint16_t> got = run_on_device(*naive, c);

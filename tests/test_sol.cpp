@@ -65,7 +65,8 @@ TEST(SolMath, GpuModeB200FiguresAtTheirBandwidth) {
   const double expect_us[3] = {8.994, 2.354, 1.333};
   double log_sum = 0;
   for (int i = 0; i < 3; ++i) {
-    const SolResult r = speed_of_light(kBench[i], min_traffic_bytes(kBench[i]), b200, Numerics::FP4);
+    const SolResult r =
+        speed_of_light(kBench[i], min_traffic_bytes(kBench[i]), b200, Numerics::FP4);
     EXPECT_TRUE(r.known);
     EXPECT_TRUE(r.memory_bound) << i;
     EXPECT_STREQ(r.bound(), "memory");
@@ -96,18 +97,16 @@ TEST(SolMath, H200FloorsOfTheFactsSheet) {
     double compute_us, compute_half_unit, bytes_us, bytes_half_unit;
   };
   const Row rows[] = {
-      {{128, 7168, 16384, 1}, 38.1, 0.05, 16.1, 0.05},
-      {{128, 4096, 7168, 1}, 9.5, 0.05, 4.2, 0.05},
-      {{128, 7168, 2048, 1}, 4.8, 0.05, 2.4, 0.05},
-      {{1024, 7168, 16384, 1}, 304, 0.5, 21, 0.5},
-      {{4096, 4096, 4096, 1}, 174, 0.5, 12, 0.5},
-      {{8192, 8192, 8192, 1}, 1392, 0.5, 49, 0.5},
+      {{128, 7168, 16384, 1}, 38.1, 0.05, 16.1, 0.05}, {{128, 4096, 7168, 1}, 9.5, 0.05, 4.2, 0.05},
+      {{128, 7168, 2048, 1}, 4.8, 0.05, 2.4, 0.05},    {{1024, 7168, 16384, 1}, 304, 0.5, 21, 0.5},
+      {{4096, 4096, 4096, 1}, 174, 0.5, 12, 0.5},      {{8192, 8192, 8192, 1}, 1392, 0.5, 49, 0.5},
   };
   const GpuSpec h200 = spec("NVIDIA H200", 9, 0);
   for (const Row& row : rows) {
     const SolResult r =
         speed_of_light(row.s, min_traffic_bytes(row.s), h200, Numerics::FP4, SolBasis::Measured);
-    EXPECT_NEAR(r.compute_s * 1e6, row.compute_us, row.compute_half_unit) << row.s.m << "x" << row.s.n;
+    EXPECT_NEAR(r.compute_s * 1e6, row.compute_us, row.compute_half_unit)
+        << row.s.m << "x" << row.s.n;
     EXPECT_NEAR(r.memory_s * 1e6, row.bytes_us, row.bytes_half_unit) << row.s.m << "x" << row.s.n;
     // No FP4 tensor cores on Hopper: the FP16 ceiling bounds NVFP4, and it is the bound here.
     EXPECT_EQ(r.compute_format, "fp16 (no fp4 tensor cores)");
@@ -129,7 +128,8 @@ TEST(SolMath, DatasheetBasisAndFormats) {
   EXPECT_EQ(f8.compute_format, "fp8");
   EXPECT_NEAR(f8.compute_s, s.flops() / 1979e12, 1e-15);
   // Measured basis only replaces figures that were measured: FP8 stays the datasheet's.
-  const SolResult f8m = speed_of_light(s, min_traffic_bytes(s), h200, Numerics::FP8, SolBasis::Measured);
+  const SolResult f8m =
+      speed_of_light(s, min_traffic_bytes(s), h200, Numerics::FP8, SolBasis::Measured);
   EXPECT_EQ(f8m.compute_basis, "datasheet");
   EXPECT_EQ(f8m.bandwidth_basis, "measured");
   const GpuSpec a100 = spec("NVIDIA A100-SXM4-80GB", 8, 0);
@@ -139,13 +139,15 @@ TEST(SolMath, DatasheetBasisAndFormats) {
 }
 
 TEST(SolMath, UnknownGpuIsReportedCleanly) {
-  const SolResult r = speed_of_light_for(kBench[0], fake_gpu("NVIDIA GeForce RTX 4090", 8, 9), Numerics::FP4);
+  const SolResult r =
+      speed_of_light_for(kBench[0], fake_gpu("NVIDIA GeForce RTX 4090", 8, 9), Numerics::FP4);
   EXPECT_FALSE(r.known);
   EXPECT_EQ(r.gpu, "unknown");
   EXPECT_STREQ(r.bound(), "unknown");
   EXPECT_EQ(r.sol_s, 0);
-  EXPECT_EQ(r.reason,
-            "GPU 'NVIDIA GeForce RTX 4090' (compute capability 8.9) is not in the speed-of-light table");
+  EXPECT_EQ(
+      r.reason,
+      "GPU 'NVIDIA GeForce RTX 4090' (compute capability 8.9) is not in the speed-of-light table");
   DeviceInfo none;
   EXPECT_EQ(speed_of_light_for(kBench[0], none, Numerics::FP4).reason, "no CUDA GPU");
   const SolResult h = speed_of_light_for(kBench[0], fake_gpu("NVIDIA H200", 9, 0), Numerics::FP4);

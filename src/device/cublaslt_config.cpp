@@ -83,8 +83,7 @@ int32_t scale_mode_cublas(ScaleMode m) {
 }
 
 bool scale_is_per_batch_tensor(ScaleMode m) {
-  return m == ScaleMode::Vec16UE4M3 || m == ScaleMode::Vec128_32F ||
-         m == ScaleMode::Blk128x128_32F;
+  return m == ScaleMode::Vec16UE4M3 || m == ScaleMode::Vec128_32F || m == ScaleMode::Blk128x128_32F;
 }
 
 int64_t scale_tensor_bytes(ScaleMode m, int64_t rows, int64_t k) {
@@ -135,7 +134,8 @@ std::string lt_shape_error(const Shape& s, InType in, OutType out) {
         "N must be a multiple of {} for cuBLASLt {} with {} output (16-byte aligned output rows), "
         "got {}",
         16 / out_type_bytes(out), in_type_name(in), out_type_name(out), s.n);
-  if (s.l > INT32_MAX) return fmt::format("L must be at most {} for cuBLASLt, got {}", INT32_MAX, s.l);
+  if (s.l > INT32_MAX)
+    return fmt::format("L must be at most {} for cuBLASLt, got {}", INT32_MAX, s.l);
   return {};
 }
 
@@ -164,7 +164,8 @@ Config make_config(const Shape& s, InType in, OutType out, ScaleMode our_a_scale
   const int64_t a_batch_bytes = in_type_bytes(in, s.n * s.k);
   const int64_t b_batch_bytes = in_type_bytes(in, s.m * s.k);
   const int64_t d_batch_bytes = s.m * s.n * out_type_bytes(out);
-  const bool loop = scale_is_per_batch_tensor(our_a_scale) || scale_is_per_batch_tensor(our_b_scale);
+  const bool loop =
+      scale_is_per_batch_tensor(our_a_scale) || scale_is_per_batch_tensor(our_b_scale);
   if (s.l > 1 && loop) {
     c.calls = s.l;
     c.a_call_bytes = a_batch_bytes;
@@ -199,9 +200,9 @@ Availability cc_gate(const DeviceInfo& dev, int min_cc, int max_cc, const std::s
     const std::string need =
         max_cc > 0 && max_cc == (min_cc / 10 + 1) * 10
             ? fmt::format("compute capability {}.x", min_cc / 10)
-            : max_cc > 0 ? fmt::format("compute capability {} up to below {}", cc_text(min_cc),
-                                       cc_text(max_cc))
-                         : fmt::format("compute capability {} or newer", cc_text(min_cc));
+        : max_cc > 0
+            ? fmt::format("compute capability {} up to below {}", cc_text(min_cc), cc_text(max_cc))
+            : fmt::format("compute capability {} or newer", cc_text(min_cc));
     return {false, fmt::format("{} needs {}; GPU '{}' has compute capability {}", what, need,
                                dev.name, dev.cc_string())};
   }
@@ -212,18 +213,19 @@ Availability availability_from_heuristic(cublasStatus_t status, int algo_count,
                                          const std::string& context) {
   if (status == CUBLAS_STATUS_SUCCESS && algo_count > 0) return {true, {}};
   // cuBLASLt reports "no algorithm" either as NOT_SUPPORTED or as success with 0 results.
-  const cublasStatus_t shown = status == CUBLAS_STATUS_SUCCESS ? CUBLAS_STATUS_NOT_SUPPORTED : status;
-  return {false, fmt::format("cuBLASLt: {} ({}{})", cublas_status_name(shown), context,
-                             status == CUBLAS_STATUS_SUCCESS ? "; heuristic returned 0 algorithms"
-                                                             : "")};
+  const cublasStatus_t shown =
+      status == CUBLAS_STATUS_SUCCESS ? CUBLAS_STATUS_NOT_SUPPORTED : status;
+  return {false,
+          fmt::format("cuBLASLt: {} ({}{})", cublas_status_name(shown), context,
+                      status == CUBLAS_STATUS_SUCCESS ? "; heuristic returned 0 algorithms" : "")};
 }
 
 std::string describe(const Config& c) {
   // In the tool's terms (M, N = cuBLAS n, m).
   return fmt::format("{} GEMM M={} N={} K={}{}, {} output, scales A:{} B:{}", c.what, c.n, c.m, c.k,
-                     c.calls > 1 ? fmt::format(" L={} (one call per batch)", c.calls)
-                                 : c.d.batch_count > 1 ? fmt::format(" L={}", c.d.batch_count)
-                                                       : std::string(),
+                     c.calls > 1           ? fmt::format(" L={} (one call per batch)", c.calls)
+                     : c.d.batch_count > 1 ? fmt::format(" L={}", c.d.batch_count)
+                                           : std::string(),
                      out_type_name(c.out), scale_mode_name(c.b_scale), scale_mode_name(c.a_scale));
 }
 

@@ -38,10 +38,10 @@ int64_t in_type_bytes(InType t, int64_t elements);
 
 // How an operand is scaled (cublasLtMatmulMatrixScale_t, or no scale at all).
 enum class ScaleMode {
-  None,          // no scale pointer: plain FP16/BF16 GEMM
-  Scalar32F,     // one fp32 per tensor (FP8 per-tensor scaling)
-  Vec16UE4M3,    // NVFP4: one UE4M3 per 16 K elements, 128x4 blocked layout
-  Vec128_32F,    // one fp32 per 128 K elements of each row (Hopper block-scaled FP8)
+  None,            // no scale pointer: plain FP16/BF16 GEMM
+  Scalar32F,       // one fp32 per tensor (FP8 per-tensor scaling)
+  Vec16UE4M3,      // NVFP4: one UE4M3 per 16 K elements, 128x4 blocked layout
+  Vec128_32F,      // one fp32 per 128 K elements of each row (Hopper block-scaled FP8)
   Blk128x128_32F,  // one fp32 per 128x128 tile (Hopper block-scaled FP8)
 };
 const char* scale_mode_name(ScaleMode m);
@@ -54,9 +54,9 @@ bool scale_is_per_batch_tensor(ScaleMode m);
 struct MatrixSpec {
   cudaDataType_t type = CUDA_R_16F;
   uint64_t rows = 0, cols = 0;
-  int64_t ld = 0;              // elements
-  int32_t batch_count = 1;     // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT (set only when > 1)
-  int64_t batch_stride = 0;    // elements, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET
+  int64_t ld = 0;                // elements
+  int32_t batch_count = 1;       // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT (set only when > 1)
+  int64_t batch_stride = 0;      // elements, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET
   uint32_t min_alignment = 256;  // bytes every pointer we pass for it is aligned to
 };
 
@@ -69,8 +69,8 @@ struct Config {
   cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   cudaDataType_t scale_type = CUDA_R_32F;  // alpha/beta type (host pointers, alpha 1, beta 0)
-  MatrixSpec a;  // cuBLAS A = OUR B
-  MatrixSpec b;  // cuBLAS B = OUR A
+  MatrixSpec a;                            // cuBLAS A = OUR B
+  MatrixSpec b;                            // cuBLAS B = OUR A
   MatrixSpec d;  // C and D (one descriptor: C = D, beta = 0): OUR C transposed
   ScaleMode a_scale = ScaleMode::None;  // cuBLAS A's scale = OUR B's scales
   ScaleMode b_scale = ScaleMode::None;  // cuBLAS B's scale = OUR A's scales

@@ -166,8 +166,10 @@ Availability probe(const Config& c) {
   try {
     // Real (tiny) scale buffers, so the query sees the pointers a run would pass. Our A's
     // scales cover c.n rows (cuBLAS B), our B's c.m rows (cuBLAS A).
-    DeviceBuffer our_a_scale(size_t(scale_tensor_stride(c.b_scale, int64_t(c.n), int64_t(c.k))) + 256);
-    DeviceBuffer our_b_scale(size_t(scale_tensor_stride(c.a_scale, int64_t(c.m), int64_t(c.k))) + 256);
+    DeviceBuffer our_a_scale(size_t(scale_tensor_stride(c.b_scale, int64_t(c.n), int64_t(c.k))) +
+                             256);
+    DeviceBuffer our_b_scale(size_t(scale_tensor_stride(c.a_scale, int64_t(c.m), int64_t(c.k))) +
+                             256);
     Plan plan;
     const std::string reason =
         plan.prepare(c, Pointers{nullptr, nullptr, our_a_scale.get(), our_b_scale.get(), nullptr});

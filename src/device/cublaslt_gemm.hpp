@@ -65,11 +65,12 @@ HeuristicResult query_heuristic(cublasLtHandle_t h, const Descriptors& d);
 
 // The operands in OUR names; run() maps them onto cuBLAS's swapped A/B.
 struct Pointers {
-  const void* a = nullptr;      // our A
-  const void* b = nullptr;      // our B
-  const void* a_scale = nullptr;  // our A's scales (device), per-batch tensors at the config's stride
+  const void* a = nullptr;  // our A
+  const void* b = nullptr;  // our B
+  const void* a_scale =
+      nullptr;  // our A's scales (device), per-batch tensors at the config's stride
   const void* b_scale = nullptr;  // our B's scales
-  void* c = nullptr;            // our C
+  void* c = nullptr;              // our C
 };
 
 // One GEMM ready to run: handle, descriptors and the heuristic's best algorithm.
@@ -78,7 +79,8 @@ class Plan {
   // Empty string when an algorithm was found, else the reason ("cuBLASLt: <STATUS> (...)").
   // `probe` sets the first batch's scale pointers before the query (the heuristic may look at
   // their alignment).
-  std::string prepare(const Config& c, const Pointers& probe, size_t workspace_bytes = kWorkspaceBytes);
+  std::string prepare(const Config& c, const Pointers& probe,
+                      size_t workspace_bytes = kWorkspaceBytes);
   bool ready() const { return desc_ != nullptr; }
   const Config& config() const;
   // Enqueues the GEMM (one call, or one per batch) on `stream`. Throws on cuBLAS errors.

@@ -120,9 +120,10 @@ SolResult speed_of_light_for(const Shape& s, const DeviceInfo& dev, Numerics num
   if (!g) {
     SolResult r;
     r.gpu = "unknown";
-    r.reason = dev.has_gpu ? fmt::format("GPU '{}' (compute capability {}) is not in the "
-                                         "speed-of-light table",
-                                         dev.name, dev.cc_string())
+    r.reason = dev.has_gpu ? fmt::format(
+                                 "GPU '{}' (compute capability {}) is not in the "
+                                 "speed-of-light table",
+                                 dev.name, dev.cc_string())
                            : "no CUDA GPU";
     r.bytes = min_traffic_bytes(s);
     r.flops = s.flops();

@@ -21,17 +21,17 @@ const char* numerics_name(Numerics n);
 enum class SolBasis { Datasheet, Measured };
 
 struct GpuSpec {
-  std::string name;            // "NVIDIA H200 SXM"
-  std::string match;           // substring of the CUDA device name ("H200")
-  std::string exclude;         // a device name containing this is not this GPU ("" = none)
+  std::string name;                // "NVIDIA H200 SXM"
+  std::string match;               // substring of the CUDA device name ("H200")
+  std::string exclude;             // a device name containing this is not this GPU ("" = none)
   int cc_major = 0, cc_minor = 0;  // required compute capability
   // Dense (no 2:4 sparsity) tensor throughput in TFLOP/s; 0 = no tensor cores for the format.
   double fp4_tflops = 0, fp8_tflops = 0, fp16_tflops = 0;
-  double bandwidth_tbs = 0;    // DRAM bandwidth, TB/s (10^12 bytes/s)
+  double bandwidth_tbs = 0;  // DRAM bandwidth, TB/s (10^12 bytes/s)
   // Measured on such a GPU (0 = not measured).
   double measured_fp16_tflops = 0, measured_bandwidth_tbs = 0;
-  std::string source;          // where the figures come from
-  bool lead = false;           // figures from secondary sources, not checked against a datasheet
+  std::string source;  // where the figures come from
+  bool lead = false;   // figures from secondary sources, not checked against a datasheet
 };
 
 // Every GPU the tool knows, most specific names first.
@@ -41,12 +41,12 @@ std::optional<GpuSpec> find_gpu_spec(const std::string& device_name, int cc_majo
 
 struct SolResult {
   bool known = false;
-  std::string gpu;             // the table entry's name, or "unknown"
-  std::string reason;          // why unknown
+  std::string gpu;     // the table entry's name, or "unknown"
+  std::string reason;  // why unknown
   double bytes = 0, flops = 0;
-  double memory_s = 0;         // bytes / bandwidth
-  double compute_s = 0;        // flops / throughput
-  double sol_s = 0;            // the larger of the two
+  double memory_s = 0;   // bytes / bandwidth
+  double compute_s = 0;  // flops / throughput
+  double sol_s = 0;      // the larger of the two
   bool memory_bound = false;
   const char* bound() const { return !known ? "unknown" : memory_bound ? "memory" : "compute"; }
   double bandwidth_tbs = 0, tflops = 0;  // the figures used

@@ -12,8 +12,8 @@ constexpr int kThreads = 256;
 constexpr float kE4m3Max = 448.0f;
 
 unsigned grid_for(int64_t items) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((items + kThreads - 1) / kThreads,
-                                                          int64_t(1) << 20)));
+  return unsigned(
+      std::max<int64_t>(1, std::min<int64_t>((items + kThreads - 1) / kThreads, int64_t(1) << 20)));
 }
 
 __device__ __forceinline__ float block_amax(const uint8_t* q, const uint8_t* sf, int64_t blk) {
@@ -25,7 +25,9 @@ __device__ __forceinline__ float block_amax(const uint8_t* q, const uint8_t* sf,
   return 0.5f * float(m) * scale_decode(sf[blk]);
 }
 
-__device__ __forceinline__ float scale_for(float amax) { return amax > 0.0f ? amax / kE4m3Max : 1.0f; }
+__device__ __forceinline__ float scale_for(float amax) {
+  return amax > 0.0f ? amax / kE4m3Max : 1.0f;
+}
 
 // 16 values of one block divided by `s`, rounded to E4M3 (saturating), one 16-byte store.
 __device__ __forceinline__ void quantize_block(const uint8_t* q, const uint8_t* sf, int64_t blk,
@@ -55,9 +57,9 @@ __global__ void tensor_scale_kernel(const uint32_t* amax_bits, float* scale) {
   *scale = scale_for(__uint_as_float(*amax_bits));
 }
 
-__global__ void quantize_tensor_kernel(const uint8_t* __restrict__ q, const uint8_t* __restrict__ sf,
-                                       int64_t blocks, const float* __restrict__ scale,
-                                       uint8_t* __restrict__ out) {
+__global__ void quantize_tensor_kernel(const uint8_t* __restrict__ q,
+                                       const uint8_t* __restrict__ sf, int64_t blocks,
+                                       const float* __restrict__ scale, uint8_t* __restrict__ out) {
   const float s = *scale;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t blk = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; blk < blocks; blk += stride)

@@ -33,7 +33,8 @@ class LtConvertedPeer : public Gemm {
  protected:
   // Prepares the plan for `c` on the converted operands (conversion must already be enqueued
   // on `stream`); waits for the conversion so that run() may use any stream.
-  void finish_prepare(const Shape& s, const lt::Config& c, const Operands& ops, cudaStream_t stream) {
+  void finish_prepare(const Shape& s, const lt::Config& c, const Operands& ops,
+                      cudaStream_t stream) {
     const std::string reason = plan_.prepare(c, pointers(ops));
     if (!reason.empty()) throw usage_error(fmt::format("{}: {}", name(), reason));
     NVFP4_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -59,7 +60,8 @@ class Predeq16Peer final : public LtConvertedPeer {
                     "fp16 output; any sm_80+ GPU";
   }
   Availability availability(const DeviceInfo& dev) const override {
-    const Availability cc = lt::cc_gate(dev, 80, 0, fmt::format("cuBLASLt {} GEMM", bf16() ? "BF16" : "FP16"));
+    const Availability cc =
+        lt::cc_gate(dev, 80, 0, fmt::format("cuBLASLt {} GEMM", bf16() ? "BF16" : "FP16"));
     if (!cc.ok) return cc;
     return lt::probe(config(kProbeShape));
   }
@@ -69,8 +71,10 @@ class Predeq16Peer final : public LtConvertedPeer {
   void prepare(const Shape& s, const Operands& ops, cudaStream_t stream) override {
     a_ = DeviceBuffer(size_t(s.l * s.m * s.k) * 2);
     b_ = DeviceBuffer(size_t(s.l * s.n * s.k) * 2);
-    dequantize_nvfp4(ops.a, ops.sfa, s.l * s.m * (s.k / kBlockSize), type_, a_.get<uint16_t>(), stream);
-    dequantize_nvfp4(ops.b, ops.sfb, s.l * s.n * (s.k / kBlockSize), type_, b_.get<uint16_t>(), stream);
+    dequantize_nvfp4(ops.a, ops.sfa, s.l * s.m * (s.k / kBlockSize), type_, a_.get<uint16_t>(),
+                     stream);
+    dequantize_nvfp4(ops.b, ops.sfb, s.l * s.n * (s.k / kBlockSize), type_, b_.get<uint16_t>(),
+                     stream);
     finish_prepare(s, config(s), ops, stream);
   }
   // bf16 output rounds differently from the fp16 reference.
@@ -168,7 +172,8 @@ class Fp8BlockPeer final : public LtConvertedPeer {
            (chosen_ ? "; chosen: " + variant_text(*chosen_) : std::string());
   }
   Availability availability(const DeviceInfo& dev) const override {
-    const Availability cc = lt::cc_gate(dev, 90, 100, "cuBLASLt block-scaled FP8 (VEC128_32F/BLK128x128_32F)");
+    const Availability cc =
+        lt::cc_gate(dev, 90, 100, "cuBLASLt block-scaled FP8 (VEC128_32F/BLK128x128_32F)");
     if (!cc.ok) return cc;
     Availability first;
     for (const auto& v : kFp8BlockVariants) {
@@ -196,8 +201,10 @@ class Fp8BlockPeer final : public LtConvertedPeer {
         chosen_ = &v;
         fp8_block_scales(ops.a, ops.sfa, la, s.l, a_scale_.get<float>(), stream);
         fp8_block_scales(ops.b, ops.sfb, lb, s.l, b_scale_.get<float>(), stream);
-        quantize_fp8_block(ops.a, ops.sfa, la, s.l, a_scale_.get<float>(), a_.get<uint8_t>(), stream);
-        quantize_fp8_block(ops.b, ops.sfb, lb, s.l, b_scale_.get<float>(), b_.get<uint8_t>(), stream);
+        quantize_fp8_block(ops.a, ops.sfa, la, s.l, a_scale_.get<float>(), a_.get<uint8_t>(),
+                           stream);
+        quantize_fp8_block(ops.b, ops.sfb, lb, s.l, b_scale_.get<float>(), b_.get<uint8_t>(),
+                           stream);
         NVFP4_CUDA_CHECK(cudaStreamSynchronize(stream));
         shape_ = s;
         return;
@@ -215,7 +222,9 @@ class Fp8BlockPeer final : public LtConvertedPeer {
 
 }  // namespace
 
-std::unique_ptr<Gemm> make_f16_predeq_peer() { return std::make_unique<Predeq16Peer>(Dequant16::F16); }
+std::unique_ptr<Gemm> make_f16_predeq_peer() {
+  return std::make_unique<Predeq16Peer>(Dequant16::F16);
+}
 std::unique_ptr<Gemm> make_bf16_predeq_peer() {
   return std::make_unique<Predeq16Peer>(Dequant16::BF16);
 }

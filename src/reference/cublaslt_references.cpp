@@ -30,9 +30,10 @@ class CublasLtNvfp4 final : public Gemm {
   CublasLtNvfp4(Role role, lt::OutType out) : role_(role), out_(out) {}
   std::string name() const override { return "cublaslt-nvfp4"; }
   std::string description() const override {
-    return fmt::format("cuBLASLt native NVFP4 GEMM (E2M1, VEC16_UE4M3 blocked scales, FP32 "
-                       "accumulation, {} output); compute capability 10.0+",
-                       lt::out_type_name(out_));
+    return fmt::format(
+        "cuBLASLt native NVFP4 GEMM (E2M1, VEC16_UE4M3 blocked scales, FP32 "
+        "accumulation, {} output); compute capability 10.0+",
+        lt::out_type_name(out_));
   }
   Role role() const override { return role_; }
   Availability availability(const DeviceInfo& dev) const override {

@@ -14,8 +14,10 @@ namespace {
 template <Dequant16 T>
 __device__ __forceinline__ uint16_t to_bits(float x) {
   // Exact: |x| is 0 or in [2^-10, 2688] with at most 6 significant bits.
-  if constexpr (T == Dequant16::F16) return __half_as_ushort(__float2half_rn(x));
-  else return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+  if constexpr (T == Dequant16::F16)
+    return __half_as_ushort(__float2half_rn(x));
+  else
+    return __bfloat16_as_ushort(__float2bfloat16_rn(x));
 }
 
 // One thread per 16-element block: 8 bytes and a scale in, 32 bytes out (two 16-byte stores).
