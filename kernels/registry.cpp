@@ -1,6 +1,8 @@
 // Every implementation the tool knows: adding one is one line here.
 #include "kernels/kernel.hpp"
+#include "peers/peers.hpp"
 #include "reference/cpu_exact.hpp"
+#include "reference/cublaslt_references.hpp"
 
 namespace nvfp4 {
 
@@ -15,8 +17,17 @@ const std::vector<RegistryEntry>& registry() {
         make_naive_gemm,
         make_host_gemm,
         make_sm100_gemm,
-        // references
+        // references (--reference auto: the available one of highest auto_rank)
+        make_cublaslt_nvfp4_reference,
+        make_cublaslt_f16_reference,
         make_cpu_exact_reference,
+        // peers (peers/peers.hpp lists what each one is)
+        make_cublaslt_nvfp4_peer,
+        make_dequant_f16_peer,
+        make_f16_predeq_peer,
+        make_bf16_predeq_peer,
+        make_fp8_tensor_peer,
+        make_fp8_block_peer,
     };
     std::vector<RegistryEntry> out;
     for (GemmFactory f : factories) {
