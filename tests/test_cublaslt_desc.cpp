@@ -19,7 +19,7 @@
 #include "format/fp8_block_scales.hpp"
 #include "format/nvfp4.hpp"
 #include "kernels/kernel.hpp"
-#include "reference/select.hpp"
+#include "app/run_case.hpp"
 
 using namespace nvfp4;
 using namespace nvfp4::lt;
@@ -393,6 +393,17 @@ TEST(Registry, ShapeErrorsOfTheCublasLtImplementations) {
                        "N must be a multiple of 8"));
 }
 
+// The one-line message the runner prints (exit 2) when a reference cannot be used.
+static std::string resolve_error(const Context& ctx, const std::string& name) {
+  try {
+    resolve("--reference", name, Role::Reference, Shape{128, 256, 256, 1}, ctx);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    return e.what();
+  }
+  return "resolved";
+}
+
 TEST(Registry, WithoutGpuOnlyTheCpuReferenceIsAvailable) {
   const DeviceInfo none = no_gpu();
   for (Role role : {Role::Reference, Role::Peer})
@@ -405,20 +416,21 @@ TEST(Registry, WithoutGpuOnlyTheCpuReferenceIsAvailable) {
         EXPECT_TRUE(contains(av.reason, "no CUDA device")) << name << ": " << av.reason;
       }
     }
-  EXPECT_EQ(runnable_references(none), std::vector<std::string>{"cpu-exact"});
-  EXPECT_EQ(reference_unavailable_message("cublaslt-f16", none),
-            "reference 'cublaslt-f16' cannot run on this machine (no CUDA GPU: no CUDA device): "
-            "no CUDA device: no CUDA device; references that can run here: cpu-exact");
-  EXPECT_TRUE(
-      contains(reference_unavailable_message("nope", none), "reference 'nope' is not known"));
+  Context ctx;
+  ctx.dev = none;
+  const std::string msg = resolve_error(ctx, "cublaslt-f16");
+  EXPECT_EQ(msg, "--reference 'cublaslt-f16' cannot run on this machine (no CUDA device): no CUDA "
+                 "device: no CUDA device; references that can run here: cpu-exact");
+  EXPECT_TRUE(contains(resolve_error(ctx, "nope"), "--reference 'nope': unknown reference"));
 }
 
 TEST(Registry, UnavailableMessageOnHopperNamesGpuCcAndAlternatives) {
   // cublaslt-nvfp4 is refused by its compute-capability gate before any cuBLASLt call; the
   // other references are probed for real (cpu-exact always runs).
-  const std::string msg =
-      reference_unavailable_message("cublaslt-nvfp4", fake_gpu("NVIDIA H200", 9, 0));
-  EXPECT_EQ(msg.rfind("reference 'cublaslt-nvfp4' cannot run on GPU 'NVIDIA H200' (compute "
+  Context ctx;
+  ctx.dev = fake_gpu("NVIDIA H200", 9, 0);
+  const std::string msg = resolve_error(ctx, "cublaslt-nvfp4");
+  EXPECT_EQ(msg.rfind("--reference 'cublaslt-nvfp4' cannot run on GPU 'NVIDIA H200' (compute "
                       "capability 9.0): cuBLASLt NVFP4 (block-scaled FP4 GEMM) needs compute "
                       "capability 10.0 or newer; GPU 'NVIDIA H200' has compute capability 9.0; "
                       "references that can run here: ",
