@@ -6,6 +6,7 @@ namespace nvfp4 {
 
 std::unique_ptr<Gemm> make_naive_gemm();
 std::unique_ptr<Gemm> make_host_gemm();
+std::unique_ptr<Gemm> make_sm90_gemm();
 
 const std::vector<RegistryEntry>& registry() {
   static const std::vector<RegistryEntry> entries = [] {
@@ -13,6 +14,7 @@ const std::vector<RegistryEntry>& registry() {
         // kernels under test
         make_naive_gemm,
         make_host_gemm,
+        make_sm90_gemm,
         // references
         make_cpu_exact_reference,
     };
