@@ -131,7 +131,10 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
   return size_t(c.split) * size_t(s.l) * size_t(s.m) * size_t(s.n) * sizeof(float);
 }
 
-std::string describe(const Config& c) { return fmt::format("128x{} split {}", c.bn, c.split); }
+std::string describe(const Config& c) {
+  return fmt::format("128x{} split {}{}", c.bn, c.split,
+                     c.diag == 1 ? " [no decode]" : c.diag == 2 ? " [no wgmma]" : "");
+}
 
 void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspace,
             cudaStream_t stream) {
@@ -160,7 +163,11 @@ void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspa
   p.tiles_m = static_cast<int>(ceil_div(s.m, kBM));
   const dim3 grid(static_cast<unsigned>(p.tiles_m * ceil_div(s.n, c.bn)),
                   static_cast<unsigned>(c.split), static_cast<unsigned>(s.l));
-  switch (c.bn) {
+  if (c.diag != 0) {
+    if (c.bn != 256 || (c.diag != 1 && c.diag != 2))
+      throw usage_error("sm90: diagnostic variants exist for tile width 256 only");
+    launch_diag(p, grid, stream, c.diag);
+  } else switch (c.bn) {
     case 128: launch_bn<128>(p, grid, stream); break;
     case 192: launch_bn<192>(p, grid, stream); break;
     case 224: launch_bn<224>(p, grid, stream); break;

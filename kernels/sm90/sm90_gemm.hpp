@@ -16,6 +16,7 @@ namespace nvfp4::sm90 {
 struct Config {
   int bn = 256;    // 128, 192, 224 or 256 (the wgmma N)
   int split = 1;   // >= 1; 1 writes fp16 directly
+  int diag = 0;    // timing experiments only (bench): 1 = no decode, 2 = no wgmma; wrong results
 };
 
 constexpr int kGranuleK = 64;  // K per pipeline stage: 4 wgmma k-steps, 4 scale blocks

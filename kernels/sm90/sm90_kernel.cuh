@@ -5,7 +5,8 @@
 //   global --cp.async, STAGES-deep ring--> raw E2M1 bytes + linear E4M3 scales in shared memory
 //   A (128 rows): each thread decodes its own wgmma A fragments straight into registers (RS form)
 //   B (BN rows):  decoded cooperatively into a second, double-buffered fp16 tile in the
-//                 no-swizzle K-major core-matrix layout that the wgmma descriptor reads
+//                 128-byte-swizzled K-major layout that the wgmma descriptor reads (one 128 B
+//                 row = the 64 K values of a granule; 16 B chunk c of row n sits at c ^ (n % 8))
 //   wgmma m64nBNk16 (A registers, B descriptor), FP32 accumulation; the 4 wgmmas of granule g run
 //   while the threads load and decode granule g+1 (wait_group 1).
 //
@@ -61,7 +62,7 @@ constexpr int stages_for() {
 
 template <int BN>
 constexpr size_t smem_bytes() {
-  return size_t(2) * Layout<BN>::kDec + size_t(stages_for<BN>()) * Layout<BN>::kStage;
+  return 1024 + size_t(2) * Layout<BN>::kDec + size_t(stages_for<BN>()) * Layout<BN>::kStage;
 }
 
 #if defined(__CUDA_ARCH__)
@@ -113,12 +114,13 @@ __device__ __forceinline__ void fence_frag(uint32_t (&f)[4][4]) {
     for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(f[s][i])::"memory");
 }
 
-// Shared-memory matrix descriptor, no swizzle (layout type 0): start address, leading byte
-// offset (between the two 8-wide K core matrices), stride byte offset (between 8-row groups),
-// all in 16-byte units.
-__device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-  return uint64_t((saddr >> 4) & 0x3FFFu) | (uint64_t((lbo >> 4) & 0x3FFFu) << 16) |
-         (uint64_t((sbo >> 4) & 0x3FFFu) << 32);
+// Shared-memory matrix descriptor for a K-major operand in the 128-byte swizzle layout (layout
+// type 1 in bits 62-63): start address, leading byte offset (unused for swizzled K-major, 1),
+// stride byte offset = 1024 (between 8-row groups), all in 16-byte units. The tile base is
+// 1024-byte aligned; k-step s starts 32*s bytes into the 128-byte rows.
+__device__ __forceinline__ uint64_t make_desc_sw128(uint32_t saddr) {
+  return uint64_t((saddr >> 4) & 0x3FFFu) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
 }
 
 // A fragments of one granule for rows r and r+8 (local), scale block c = lane % 4.
@@ -150,10 +152,10 @@ __device__ __forceinline__ void decode_a(const uint8_t* st, int r, int c, uint32
 }
 
 // Decodes the B granule into the wgmma layout. Work unit (row n, half h): 16 raw bytes = scale
-// blocks c = 2h, 2h+1 (words: {c=2h,u=0}, {c=2h,u=1}, {c=2h+1,u=0}, {c=2h+1,u=1}). Core matrix
-// (k8 group 2s+u, row group n/8) holds logical columns j = 8u..8u+7 of row n at byte
-// ((2s+u)*(BN/8) + n/8)*128 + (n%8)*16 + 4c; the unit writes its 8 bytes at 8h. Lanes (2 per
-// row) write 16 contiguous bytes per row, 128 per 8 lanes: no bank conflicts.
+// blocks c = 2h, 2h+1 (words: {c=2h,u=0}, {c=2h,u=1}, {c=2h+1,u=0}, {c=2h+1,u=1}). Logical
+// columns j = 8u..8u+7 of k-step s are 16-byte chunk 2s+u of row n, stored at chunk
+// (2s+u) ^ (n%8); column j = 8u+2c+e at byte 4c+2e of it, so the unit writes 8 bytes at 8h.
+// 8 consecutive rows hit 8 different chunks: no bank conflicts.
 template <int BN>
 __device__ __forceinline__ void decode_b(const uint8_t* st, uint8_t* dec, int tid) {
   constexpr int kUnits = 2 * BN;
@@ -166,12 +168,12 @@ __device__ __forceinline__ void decode_b(const uint8_t* st, uint8_t* dec, int ti
     const uint32_t sc = *reinterpret_cast<const uint16_t*>(st + Layout<BN>::kBSf + n * 4 + h * 2);
     const uint32_t m = scale2_boosted(sc);
     const uint32_t m0 = bcast_lo(m), m1 = bcast_hi(m);
-    uint8_t* row = dec + (n >> 3) * 128 + (n & 7) * 16 + h * 8;
-    constexpr int kGroup = (BN / 8) * 128;  // bytes per k8 group of core matrices
+    uint8_t* row = dec + n * 128 + h * 8;
+    const int sw = n & 7;
 #define NVFP4_SM90_PIECE(S)                                                                  \
-  *reinterpret_cast<uint2*>(row + (2 * S + 0) * kGroup) =                                    \
+  *reinterpret_cast<uint2*>(row + (((2 * S + 0) ^ sw) << 4)) =                               \
       make_uint2(hmul2_bits(e2m1x2_raw<S>(w.x), m0), hmul2_bits(e2m1x2_raw<S>(w.z), m1));    \
-  *reinterpret_cast<uint2*>(row + (2 * S + 1) * kGroup) =                                    \
+  *reinterpret_cast<uint2*>(row + (((2 * S + 1) ^ sw) << 4)) =                               \
       make_uint2(hmul2_bits(e2m1x2_raw<S>(w.y), m0), hmul2_bits(e2m1x2_raw<S>(w.w), m1));
     NVFP4_SM90_PIECE(0)
     NVFP4_SM90_PIECE(1)
@@ -183,12 +185,15 @@ __device__ __forceinline__ void decode_b(const uint8_t* st, uint8_t* dec, int ti
 
 }  // namespace dev
 
-template <int BN>
+// kDiag (timing experiments only, results are garbage): 1 = skip the decodes, 2 = skip wgmma.
+template <int BN, int kDiag = 0>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params p) {
 #if defined(NVFP4_SM90_DEVICE) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using L = Layout<BN>;
   constexpr int STAGES = stages_for<BN>();
-  extern __shared__ __align__(128) uint8_t smem[];
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  // The swizzled tiles need 1024-byte alignment; the dynamic window only promises 16.
+  uint8_t* const smem = smem_raw + ((1024 - (static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw)) & 1023)) & 1023);
   uint8_t* const dec = smem;                    // 2 x kDec
   uint8_t* const ring = smem + 2 * L::kDec;     // STAGES x kStage
   const uint32_t ring_s = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
@@ -252,7 +257,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params p) {
   float acc[BN / 2];
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-  uint32_t fa0[4][4], fa1[4][4];
+  uint32_t fa0[4][4] = {}, fa1[4][4] = {};
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
@@ -269,8 +274,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params p) {
     if (it + STAGES - 1 < nkc) load(it + STAGES - 1);
     dev::cp_async_commit();
     const uint8_t* st = ring + (it % STAGES) * L::kStage;
-    dev::decode_b<BN>(st, dec + buf * L::kDec, tid);
-    dev::decode_a(st, r_local, c_blk, fa);
+    if (kDiag != 1) {
+      dev::decode_b<BN>(st, dec + buf * L::kDec, tid);
+      dev::decode_a(st, r_local, c_blk, fa);
+    }
     dev::fence_frag(fa);
     dev::fence_proxy_async();
     __syncthreads();  // decoded B visible to both warpgroups
@@ -280,13 +287,15 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params p) {
     uint64_t desc[4];
 #pragma unroll
     for (int s = 0; s < 4; ++s) {
-      desc[s] = dev::make_desc(db + s * 2 * (BN / 8) * 128, (BN / 8) * 128, 128);
+      desc[s] = dev::make_desc_sw128(db + s * 32);
       asm volatile("" : "+l"(desc[s])::"memory");
     }
     dev::fence_acc(acc);
     dev::wgmma_fence();
+    if (kDiag != 2) {
 #pragma unroll
-    for (int s = 0; s < 4; ++s) Wgmma<BN>::mma(acc, fa[s], desc[s]);
+      for (int s = 0; s < 4; ++s) Wgmma<BN>::mma(acc, fa[s], desc[s]);
+    }
     dev::wgmma_commit();
     dev::fence_acc(acc);
     dev::wgmma_wait<1>();  // granule it-1 finished: its dec buffer and fragments are reusable
@@ -347,5 +356,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params p) {
 // Explicit instantiation entry points (one translation unit per BN, compiled in parallel).
 template <int BN>
 void launch_bn(const Params& p, dim3 grid, cudaStream_t stream);
+// Timing experiments (bench only): BN = 256 with kDiag 1 or 2.
+void launch_diag(const Params& p, dim3 grid, cudaStream_t stream, int diag);
 
 }  // namespace nvfp4::sm90
