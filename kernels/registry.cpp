@@ -8,6 +8,7 @@ namespace nvfp4 {
 
 std::unique_ptr<Gemm> make_naive_gemm();
 std::unique_ptr<Gemm> make_host_gemm();
+std::unique_ptr<Gemm> make_sm90_gemm();   // kernels/sm90 (sm_90a only)
 std::unique_ptr<Gemm> make_sm100_gemm();  // kernels/sm100/sm100.cu (sm_100a only)
 
 const std::vector<RegistryEntry>& registry() {
@@ -16,6 +17,7 @@ const std::vector<RegistryEntry>& registry() {
         // kernels under test
         make_naive_gemm,
         make_host_gemm,
+        make_sm90_gemm,
         make_sm100_gemm,
         // references (--reference auto: the available one of highest auto_rank)
         make_cublaslt_nvfp4_reference,
