@@ -22,9 +22,22 @@ Context Context::create(int device_ordinal) {
   if (c.dev.has_gpu) {
     NVFP4_CUDA_CHECK(cudaSetDevice(device_ordinal));
     c.stream = std::make_unique<Stream>();
-    c.flusher = std::make_unique<L2Flusher>(c.dev.l2_bytes);
+    c.flusher = std::make_unique<L2Flusher>(c.dev.l2_bytes, device_ordinal);
+    c.clock = make_clock_reader(c.dev, &c.clock_note);
+  } else {
+    c.clock_note = "host backend: no SM clock";
   }
   return c;
+}
+
+DeviceTimer Context::timer() const {
+  DeviceTimer t;
+  t.stream = stream ? stream->get() : nullptr;
+  t.flusher = flusher.get();
+  t.clock = clock.get();
+  t.default_clock_mhz = dev.clock_khz / 1000.0;
+  t.l2_bytes = dev.l2_bytes;
+  return t;
 }
 
 namespace {
@@ -112,6 +125,37 @@ std::vector<std::string> resolve_peer_names(const std::vector<std::string>& name
 
 namespace {
 
+// Operand copies for rotate/graph timing: copy 0 is `base`; the others get their own A, B and
+// scales (same values), all writing the one shared C.
+struct OperandCopies {
+  std::vector<DeviceTensors> extra;
+  std::vector<Operands> ops;
+  int64_t bytes_per_copy = 0;
+};
+
+OperandCopies make_copies(const Shape& s, const DeviceTensors& base, const Operands& base_ops,
+                          MeasureMode mode, size_t l2_bytes, cudaStream_t st) {
+  OperandCopies c;
+  c.bytes_per_copy = int64_t(base.a.bytes() + base.b.bytes() + base.sfa.bytes() + base.sfb.bytes() +
+                             base.sfa_blocked.bytes() + base.sfb_blocked.bytes());
+  const int n = rotation_copies(mode, c.bytes_per_copy, l2_bytes);
+  c.ops.push_back(base_ops);
+  c.extra.resize(size_t(n - 1));
+  for (DeviceTensors& t : c.extra) {
+    t.allocate(s);
+    const std::pair<DeviceBuffer*, const DeviceBuffer*> pairs[] = {
+        {&t.a, &base.a}, {&t.b, &base.b}, {&t.sfa, &base.sfa}, {&t.sfb, &base.sfb},
+        {&t.sfa_blocked, &base.sfa_blocked}, {&t.sfb_blocked, &base.sfb_blocked}};
+    for (const auto& [dst, src] : pairs)
+      NVFP4_CUDA_CHECK(cudaMemcpyAsync(dst->get(), src->get(), src->bytes(), cudaMemcpyDeviceToDevice, st));
+    Operands o = t.view();
+    o.c = base_ops.c;
+    c.ops.push_back(o);
+  }
+  NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
+  return c;
+}
+
 // Times one peer beside the kernel; a peer that cannot run here (or fails) is recorded with
 // the reason and the case goes on.
 TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTensors& dev,
@@ -145,8 +189,12 @@ TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTenso
     NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), ops.c, out.size() * 2, cudaMemcpyDeviceToHost));
     if (const auto unwritten = std::count(out.begin(), out.end(), kPoisonFp16); unwritten > 0)
       notes.push_back(fmt::format("peer {} left {} outputs unwritten", name, unwritten));
-    auto m = measure_device([&](cudaStream_t q) { g->run(s, ops, ws.get(), q); }, mo, st,
-                            ctx.flusher.get());
+    // Peers rotate over copies of the NVFP4 operands too (what a peer prepared from them in
+    // prepare(), e.g. converted FP8 operands, is its own and is not copied).
+    const OperandCopies pc = make_copies(s, dev, ops, mo.mode, ctx.dev.l2_bytes, st);
+    auto m = measure_device(
+        [&](cudaStream_t q, int copy) { g->run(s, pc.ops[size_t(copy)], ws.get(), q); },
+        int(pc.ops.size()), pc.bytes_per_copy, mo, ctx.timer());
     TimingResult done = make_timing(name, "peer", std::move(m), s, bytes, g->same_numerics());
     return done;
   } catch (const Error& e) {
@@ -247,15 +295,26 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
       ref_out.resize(size_t(c_elems));
       NVFP4_CUDA_CHECK(cudaMemcpy(ref_out.data(), rops.c, size_t(c_elems) * 2, cudaMemcpyDeviceToHost));
       if (spec.time_reference) {
-        auto m = measure_device([&](cudaStream_t q) { reference->run(s, rops, rws.get(), q); },
-                                spec.measure, st, ctx.flusher.get());
+        const OperandCopies rc = make_copies(s, dev, rops, spec.measure.mode, ctx.dev.l2_bytes, st);
+        auto m = measure_device(
+            [&](cudaStream_t q, int copy) { reference->run(s, rc.ops[size_t(copy)], rws.get(), q); },
+            int(rc.ops.size()), rc.bytes_per_copy, spec.measure, ctx.timer());
         r.reference_timing = make_timing(reference->name(), "reference", std::move(m), s, r.bytes);
       }
     }
 
-    auto m = measure_device([&](cudaStream_t q) { kernel->run(s, kops, kws.get(), q); },
-                            spec.measure, st, ctx.flusher.get());
+    const OperandCopies kc = make_copies(s, dev, kops, spec.measure.mode, ctx.dev.l2_bytes, st);
+    auto m = measure_device(
+        [&](cudaStream_t q, int copy) { kernel->run(s, kc.ops[size_t(copy)], kws.get(), q); },
+        int(kc.ops.size()), kc.bytes_per_copy, spec.measure, ctx.timer());
     r.kernel_timing = make_timing(kernel->name(), "kernel", std::move(m), s, r.bytes);
+    for (const auto* t : {&r.kernel_timing, &r.reference_timing}) {
+      if (!*t || (*t)->measurement.clock.dropped_low_clock == 0) continue;
+      const Measurement& tm = (*t)->measurement;
+      r.notes.push_back(fmt::format("{} timing: {} of {} samples dropped, SM clock under {:.0f} MHz",
+                                    (*t)->name, tm.clock.dropped_low_clock, tm.attempts,
+                                    tm.clock.policy.threshold_mhz()));
+    }
 
     for (const auto& name : peer_names) {
       TimingResult t = run_peer(name, s, dev, ctx, spec.measure, r.bytes, r.notes);
@@ -303,7 +362,11 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
     } else {
       ref_out.assign(size_t(c_elems), kPoisonFp16);
       hops.c = ref_out.data();
-      Measurement m = measure_host([&] { reference->run(s, hops, nullptr, nullptr); }, {0, 1, false});
+      MeasureOptions once;  // the CPU reference is slow: one untimed-warm-up-free sample
+      once.warmup = 0;
+      once.warmup_s = 0;
+      once.iters = 1;
+      Measurement m = measure_host([&] { reference->run(s, hops, nullptr, nullptr); }, once);
       r.reference_timing = make_timing(reference->name(), "reference", std::move(m), s, r.bytes);
     }
   }

@@ -33,7 +33,11 @@ struct Context {
   DeviceInfo dev;
   std::unique_ptr<Stream> stream;       // GPU only
   std::unique_ptr<L2Flusher> flusher;   // GPU only
+  std::unique_ptr<SmClockReader> clock; // GPU only: NVML or the probe kernel
+  std::string clock_note;               // which clock source, and why
   bool gpu() const { return dev.has_gpu; }
+  std::string clock_source() const { return clock ? clock->source() : "none"; }
+  DeviceTimer timer() const;
   static Context create(int device_ordinal);
 };
 
