@@ -48,7 +48,9 @@ const json& need(const json& j, const char* key, json::value_t type, const std::
                            : type == json::value_t::array          ? "an array"
                            : type == json::value_t::boolean        ? "a boolean"
                                                                    : "an object";
-    throw usage_error(fmt::format("{}.{}: {}; expected {}", where, key,
+    // Top-level keys come after "FILE: ", nested ones after "FILE: path".
+    const char* sep = !where.empty() && where.back() == ' ' ? "" : ".";
+    throw usage_error(fmt::format("{}{}{}: {}; expected {}", where, sep, key,
                                   it == j.end() ? "missing" : "wrong type", expected));
   }
   return *it;
@@ -59,10 +61,11 @@ const json& need(const json& j, const char* key, json::value_t type, const std::
 std::vector<ReportCase> read_report_cases(const json& rep, const std::string& what) {
   using vt = json::value_t;
   if (!rep.is_object()) throw usage_error(fmt::format("{}: not a JSON object; expected an nvfp4bench report", what));
-  const int64_t version = need(rep, "schema_version", vt::number_integer, what).get<int64_t>();
+  const std::string top = what + ": ";
+  const int64_t version = need(rep, "schema_version", vt::number_integer, top).get<int64_t>();
   if (version < 1 || version > 2)
     throw usage_error(fmt::format("{}: schema_version {}: unsupported; expected 1 or 2", what, version));
-  const json& cases = need(rep, "cases", vt::array, what);
+  const json& cases = need(rep, "cases", vt::array, top);
   std::vector<ReportCase> out;
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string where = fmt::format("{}: cases[{}]", what, i);
