@@ -8,6 +8,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -71,6 +72,27 @@ class Reports(unittest.TestCase):
             mutate(bad)
             with self.assertRaises(jsonschema.ValidationError):
                 v.validate(bad)
+
+    def test_builtin_fallback_validator_accepts_and_rejects_like_jsonschema(self):
+        # scripts/validate_report.py --builtin is what the device script uses without jsonschema.
+        script = os.path.join(os.path.dirname(SCHEMA), "..", "scripts", "validate_report.py")
+        def check(path):
+            p = subprocess.run([sys.executable, script, "--builtin", "--schema", SCHEMA, path],
+                               capture_output=True, text=True)
+            return p.returncode, p.stdout
+        rc, out = check(self.fixed)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("valid (built-in validator)", out)
+        bad = copy.deepcopy(self.load(self.fixed))
+        bad["cases"][0]["kernel_timing"]["stats"]["count"] = -1
+        bad["cases"][0]["problem"]["k"] = 24
+        path = os.path.join(self.dir, "bad.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        rc, out = check(path)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("count: -1 < minimum 0", out)
+        self.assertIn("not a multiple of 16", out)
 
     def test_report_carries_provenance_and_measurement_records(self):
         r = self.load(self.fixed)
