@@ -42,6 +42,11 @@ class Reports(unittest.TestCase):
                            "--noise-target", "2", "--json", cls.adaptive)
         assert rc == 0, out + err
         cls.host = "host backend" in out.splitlines()[0]
+        # Peers (not run without a GPU) and the exact check add their own keys.
+        cls.extras = os.path.join(cls.dir, "extras.json")
+        rc, out, err = run(*SMALL, "--iters", "2", "--verify-exact", "50", "--peers", "all",
+                           "--json", cls.extras)
+        assert rc == 0, out + err
 
     @classmethod
     def tearDownClass(cls):
@@ -58,7 +63,7 @@ class Reports(unittest.TestCase):
         schema = self.load(SCHEMA)
         jsonschema.Draft202012Validator.check_schema(schema)
         v = jsonschema.Draft202012Validator(schema)
-        for path in (self.fixed, self.adaptive):
+        for path in (self.fixed, self.adaptive, self.extras):
             with self.subTest(report=os.path.basename(path)):
                 v.validate(self.load(path))
         # The schema is not vacuous: a missing key, an unknown key and a bad value all fail.
