@@ -38,24 +38,32 @@ def timing(name, role, us, flops):
             "tflops": flops / (us * 1e-6) * 1e-12}
 
 
+PEAK_TFLOPS, BW_TBS = 9000.0, 7.7  # a B200-like speed of light
+
+
 def synthetic_report():
+    """GPU MODE's benchmark shapes (memory-bound) and one compute-bound shape, with peers and the
+    kernel's speed of light as the tool reports it (kernel_timing.sol_us)."""
     cases = []
-    for i, (m, n, k) in enumerate([(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]):
+    shapes = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048), (8192, 8192, 8192)]
+    for i, (m, n, k) in enumerate(shapes):
         flops = 2.0 * m * n * k
         traffic = m * k // 2 + n * k // 2 + (m + n) * k // 16 + 2 * m * n
+        sol_us = max(traffic / (BW_TBS * 1e12), flops / (PEAK_TFLOPS * 1e12)) * 1e6
+        kt = timing("sm100", "kernel", 2 * sol_us, flops)
+        kt["sol_us"] = sol_us
         cases.append({
             "problem": {"m": m, "n": n, "k": k, "l": 1, "dist": "gpumode", "seed": 0, "flops": flops,
                         "bytes": {"min_traffic": traffic}},
             "disposition": "passed",
-            "kernel_timing": timing("sm100", "kernel", 10.0 + i, flops),
-            "reference_timing": timing("cublaslt-nvfp4", "reference", 12.0 + i, flops),
-            "peers": [timing("cublaslt-bf16", "peer", 40.0 + i, flops),
+            "kernel_timing": kt,
+            "reference_timing": timing("cublaslt-nvfp4", "reference", 3 * sol_us, flops),
+            "peers": [timing("cublaslt-bf16", "peer", 8 * sol_us, flops),
                       {"name": "cublaslt-fp8", "role": "peer", "ran": False, "reason": "not here"}],
-            "sol": {"known": True, "sol_s": traffic / 7.7e12, "tflops": 9000.0, "bandwidth_tbs": 7.7},
-            "sweep": {"index": i, "name": f"bench-{i + 1}"},
+            "sweep": {"index": i, "name": f"case-{i + 1}"},
         })
-    return {"schema_version": 1, "backend": "cuda", "device": {"name": "NVIDIA B200"},
-            "sweep": {"config_name": "gpumode-nvfp4-gemm"}, "cases": cases}
+    return {"schema_version": 2, "backend": "cuda", "device": {"name": "NVIDIA B200"},
+            "sweep": {"config_name": "synthetic"}, "cases": cases}
 
 
 @unittest.skipUnless(HAVE_MPL, "matplotlib is not installed for this python (Debian: python3-matplotlib)")
@@ -77,11 +85,14 @@ class Plot(unittest.TestCase):
             self.assertEqual(rc, 0, out + err)
             with open(os.path.join(d, "p", "x-plot.json")) as f:
                 side = json.load(f)
-            self.assertEqual(side["cases"], 3)
+            self.assertEqual(side["cases"], 4)
             time_chart, roof_chart = side["charts"]
             self.assertEqual(time_chart["series"], ["kernel", "reference", "peer:cublaslt-bf16", "sol"])
             self.assertEqual(roof_chart["series"], ["kernel", "reference", "peer:cublaslt-bf16", "sol", "roofline"])
-            self.assertTrue(roof_chart["roofline"])
+            # The roofline recovered from the speed-of-light times: the compute-bound case gives
+            # the peak, the memory-bound ones the bandwidth.
+            self.assertAlmostEqual(roof_chart["roofline"]["peak_tflops"], PEAK_TFLOPS, places=6)
+            self.assertAlmostEqual(roof_chart["roofline"]["bandwidth_tbs"], BW_TBS, places=9)
             self.assertEqual(side["notes"], [])
             self.check_pngs(side)
 
@@ -102,7 +113,7 @@ class Plot(unittest.TestCase):
             self.assertEqual(side["charts"][0]["series"][0], "kernel")
             self.assertIn("reference", side["charts"][0]["series"])
             self.assertNotIn("sol", side["charts"][0]["series"])
-            self.assertFalse(side["charts"][1]["roofline"])
+            self.assertIsNone(side["charts"][1]["roofline"])
             self.assertTrue(any("roofline not drawn" in n for n in side["notes"]))
             self.assertIn("roofline not drawn", out)
             self.check_pngs(side)

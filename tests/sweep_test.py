@@ -20,6 +20,7 @@ except ImportError:  # Debian's python3-jsonschema; without it the schema checks
 BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = os.path.join(SRC, "configs")
+REPORT_SCHEMA = os.path.join(SRC, "schemas", "report.schema.json")
 
 
 def run(*args, cwd=None, timeout=300):
@@ -35,6 +36,13 @@ def load(path):
 def jsonl(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def check_report_schema(test, report):
+    """A sweep report is a report: schemas/report.schema.json holds for it too."""
+    if jsonschema is None:
+        return
+    jsonschema.validate(report, load(REPORT_SCHEMA), cls=jsonschema.Draft202012Validator)
 
 
 def write_config(d, name, cfg):
@@ -82,7 +90,7 @@ class Configs(unittest.TestCase):
             ({"cases": []}, "cases: empty"),
             ({"name": "x"}, "cases: missing"),
             ({"cases": [{"shape": dict(shape, m="1")}]}, "cases[0].shape.m: expected a positive integer, got a string"),
-            ({"defaults": {"iters": "5"}, "cases": [{"shape": shape}]}, "defaults.iters: expected a positive integer, got a string"),
+            ({"defaults": {"iters": "5"}, "cases": [{"shape": shape}]}, "defaults.iters: expected an integer, got a string"),
             ({"defaults": {"warmup": -1}, "cases": [{"shape": shape}]}, "defaults.warmup: -1 is out of range"),
             ({"cases": [{"shape": shape, "dists": ["cauchy"]}]}, "cases[0].dists[0]"),
             ({"cases": [{"axes": {"m": {"from": 1, "to": 4}, "n": 1, "k": 16}}]}, "cases[0].axes.m"),
@@ -91,6 +99,8 @@ class Configs(unittest.TestCase):
             ({"cases": [{"shape": shape, "flush": 1}]}, "cases[0].flush: expected true or false"),
             ({"cases": [{"shape": shape, "peers": "every"}]}, "cases[0].peers"),
             ({"casess": []}, "casess: unknown key"),
+            ({"cases": [{"shape": dict(shape, k=24)}]}, "cases[0].shape.k: 24 is not a multiple of 16"),
+            ({"cases": [{"shape": shape, "mode": "warm"}]}, "cases[0].mode: 'warm' is not a timing mode"),
         ]
         schema = load(os.path.join(CONFIGS, "sweep.schema.json"))
         with tempfile.TemporaryDirectory() as d:
@@ -137,7 +147,7 @@ class Sweeps(unittest.TestCase):
                 self.skipTest("a GPU is present: the host-backend sweep is tested on GPU-less machines")
             n = int(re.search(r": (\d+) cases, ", out).group(1))
             rep = load(os.path.join(d, "r.json"))
-            self.assertEqual(rep["schema_version"], 1)
+            self.assertEqual(rep["schema_version"], 2)
             s = rep["sweep"]
             self.assertTrue(s["complete"])
             self.assertIsNone(s["interrupted"])
@@ -154,7 +164,7 @@ class Sweeps(unittest.TestCase):
                 self.assertIn("measurement", c)
             # The smoke config's overrides reached the cases.
             hot = [c for c in rep["cases"] if c["sweep"]["name"] == "hot"][0]
-            self.assertFalse(hot["measurement"]["flush_l2"])
+            self.assertEqual(hot["measurement"]["mode"], "hot")
             self.assertEqual(hot["kernel_timing"]["stats"]["count"], 1)
             batched = [c for c in rep["cases"] if c["sweep"]["name"] == "batched"]
             self.assertEqual(sorted(c["problem"]["dist"] for c in batched), ["gpumode", "normal"])
@@ -172,6 +182,7 @@ class Sweeps(unittest.TestCase):
                 self.assertEqual((int(m.group(1)), int(m.group(2))), (i + 1, n))
                 self.assertEqual(m.group(3), "passed")
             self.assertIn("~", progress[0])
+            check_report_schema(self, rep)
             self.assertNotIn("\x1b[", out)
             # Without --resume an existing JSONL is not overwritten.
             rc, _, err = run("sweep", cfg, "--json", os.path.join(d, "r.json"), cwd=d)
@@ -194,6 +205,7 @@ class Sweeps(unittest.TestCase):
             rep = load(os.path.join(d, "sweep-c.json"))
             self.assertEqual(len(rep["cases"]), 9)
             self.assertFalse(rep["cases"][0]["sweep"]["isolated"])
+            check_report_schema(self, rep)
             self.assertEqual(rep["cases"][0]["disposition"], "passed")
             rc, out, _ = run("sweep", cfg, "--progress", "off", "--overwrite", cwd=d)
             self.assertEqual(rc, 0)
@@ -205,7 +217,7 @@ class Sweeps(unittest.TestCase):
                 "defaults": {"warmup": 0, "iters": 1},
                 "cases": [{"name": "ok", "shape": {"m": 16, "n": 16, "k": 64}},
                           {"name": "nokernel", "shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["no-such-kernel"]},
-                          {"name": "badk", "shape": {"m": 16, "n": 16, "k": 24}},
+                          {"name": "huge", "shape": {"m": 2 ** 40, "n": 2 ** 40, "k": 2 ** 20}},
                           {"name": "slow", "shape": {"m": 512, "n": 512, "k": 4096}, "timeout_s": 0.2},
                           {"name": "after", "shape": {"m": 16, "n": 32, "k": 64}}]})
             rc, out, err = run("sweep", cfg, cwd=d)
@@ -216,16 +228,17 @@ class Sweeps(unittest.TestCase):
             self.assertEqual(by["nokernel"]["disposition"], "not_supported")
             self.assertIn("--kernel 'no-such-kernel': unknown kernel", by["nokernel"]["message"])
             self.assertEqual(by["nokernel"]["sweep"]["child"], "exited with code 2")
-            self.assertEqual(by["badk"]["disposition"], "not_supported")
-            self.assertIn("--k 24: must be a multiple of 16", by["badk"]["message"])
+            self.assertEqual(by["huge"]["disposition"], "not_supported")
+            self.assertIn("overflows 64 bits", by["huge"]["message"])
             self.assertEqual(by["slow"]["disposition"], "error")
             self.assertEqual(by["slow"]["message"], "timed out after 0.2 s")
             self.assertEqual(by["after"]["disposition"], "passed")
             self.assertEqual(rep["sweep"]["counts"], {"passed": 2, "not_supported": 2, "error": 1, "incorrect": 0})
             # The output of failed cases is kept beside the report.
-            log = by["badk"]["sweep"]["log"]
+            log = by["huge"]["sweep"]["log"]
             with open(log) as f:
-                self.assertIn("--k 24", f.read())
+                self.assertIn("overflows 64 bits", f.read())
+            check_report_schema(self, rep)
             self.assertNotIn("log", by["ok"]["sweep"])
             # --case-timeout overrides the config's timeout_s (and keeps the config hash: resumable).
             rc, out, err = run("sweep", cfg, "--overwrite", "--case-timeout", "0.001", cwd=d)
@@ -266,6 +279,7 @@ class Sweeps(unittest.TestCase):
             recorded = [r["sweep"]["index"] for r in jsonl(rec_path)[1:]]
             self.assertEqual(sorted(recorded), sorted(done))  # the report has every finished case
             self.assertFalse([f for f in os.listdir(d) if f.endswith(".tmp")])
+            check_report_schema(self, rep)
             # Resume: only the rest runs, each case exactly once in the end.
             rc, out, err = run("sweep", cfg, "--json", rep_path, "--resume", cwd=d)
             self.assertEqual(rc, 0, out + err)
@@ -316,6 +330,7 @@ class Sweeps(unittest.TestCase):
             self.assertEqual([c["sweep"]["index"] for c in merged["cases"]], list(range(9)))
             self.assertTrue(merged["sweep"]["complete"])
             self.assertEqual(len(merged["sweep"]["merged_from"]), 3)
+            check_report_schema(self, merged)
             rc, whole_out, _ = run("sweep", cfg, "--list-cases")
             self.assertIn(merged["sweep"]["config_hash"], whole_out)
             # A missing shard: merged, said, and exit 3.

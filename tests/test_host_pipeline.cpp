@@ -32,7 +32,8 @@ TEST(HostPipeline, RunCaseOnHostBackendPassesAndSamples) {
   ctx.dev.has_gpu = false;
   CaseSpec spec;
   spec.problem = {{64, 80, 256, 2}, Dist::Normal, 9};
-  spec.measure = {0, 1, false};
+  spec.measure.warmup = 0;
+  spec.measure.iters = 1;
   CaseResult r = run_case(spec, ctx);
   EXPECT_EQ(r.kernel, "host");
   EXPECT_EQ(r.reference, "cpu-exact");

@@ -84,7 +84,7 @@ TEST(SweepConfig, CaseKeysOverrideDefaults) {
     "cases": [
       {"shape": {"m": 16, "n": 16, "k": 64}},
       {"shape": {"m": 32, "n": 16, "k": 64}, "kernels": ["host", "naive"], "dists": ["gpumode"],
-       "seeds": [1, 2], "iters": 1, "flush": false, "timeout_s": 0.5, "peers": []},
+       "seeds": [1, 2], "iters": 1, "flush": false, "timeout_s": 0.5, "peers": [], "mode": "graph"},
       {"shape": {"m": 48, "n": 16, "k": 64}, "peers": "all"}]})");
   ASSERT_EQ(c.cases.size(), 1u + 4u + 1u);
   const SweepCase& a = c.cases[0];
@@ -107,6 +107,7 @@ TEST(SweepConfig, CaseKeysOverrideDefaults) {
   EXPECT_NE(joined.find("--rtol 0.01 "), std::string::npos) << joined;
   EXPECT_NE(joined.find("--verify-sample 100 "), std::string::npos) << joined;
   EXPECT_EQ(joined.find("--no-flush"), std::string::npos) << joined;
+  EXPECT_EQ(joined.find("--mode"), std::string::npos) << joined;
   // The second entry: 2 kernels x 2 seeds; its own keys win, the rest comes from defaults.
   EXPECT_EQ(c.cases[1].kernel, "host");
   EXPECT_EQ(c.cases[1].seed, 1u);
@@ -122,6 +123,9 @@ TEST(SweepConfig, CaseKeysOverrideDefaults) {
     EXPECT_EQ(b.timeout_s, 0.5);
     const auto ba = b.run_args();
     EXPECT_NE(std::find(ba.begin(), ba.end(), "--no-flush"), ba.end());
+    const auto mode = std::find(ba.begin(), ba.end(), "--mode");
+    ASSERT_NE(mode, ba.end());
+    EXPECT_EQ(*(mode + 1), "graph");
     EXPECT_EQ(std::find(ba.begin(), ba.end(), "--peers"), ba.end());
   }
   EXPECT_EQ(c.cases[5].peers, (std::vector<std::string>{"all"}));
@@ -162,8 +166,14 @@ TEST(SweepConfig, WrongTypesAreOneLineErrors) {
        "cases[0].kernels: expected a non-empty list of strings, got a string"},
       {R"({"cases": [{"shape": {"m": 1, "n": 1, "k": 16}, "dists": ["uniform"]}]})",
        "cases[0].dists[0]: 'uniform' is not a distribution"},
-      {R"({"defaults": {"iters": 0}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
-       "defaults.iters: 0 is out of range"},
+      {R"({"defaults": {"iters": -1}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
+       "defaults.iters: -1 is out of range: must be >= 0"},
+      {R"({"defaults": {"mode": "warm"}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
+       "defaults.mode: 'warm' is not a timing mode (expected one of: cold, hot, rotate, graph)"},
+      {R"({"cases": [{"shape": {"m": 1, "n": 1, "k": 24}}]})",
+       "x.json: cases[0].shape.k: 24 is not a multiple of 16"},
+      {R"({"cases": [{"axes": {"m": 1, "n": 1, "k": {"from": 16, "to": 64, "step": 8}}}]})",
+       "cases[0].axes.k: 24 is not a multiple of 16"},
       {R"({"defaults": {"flush": "no"}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",
        "defaults.flush: expected true or false"},
       {R"({"defaults": {"timeout_s": 0}, "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})",

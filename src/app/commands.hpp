@@ -17,11 +17,18 @@ struct RunOptions {
   CaseSpec spec;
   std::string dist = "gpumode";
   std::string json_path;
+  std::string format = "json";  // --format: a writer (report/writer.hpp)
+  std::string output;           // --output PATH, "-" for stdout
+  std::string mode = "cold";    // --mode, or the shorthands below
+  bool no_flush = false, rotate = false, graph = false;
+  double noise_target_pct = 0.5;
   bool list = false;
   bool keep_samples = false;
   int device = 0;
   CLI::Option* iters_option = nullptr;  // to tell a user's --iters from the default
   CLI::Option* warmup_option = nullptr;
+  CLI::Option* mode_option = nullptr;
+  CLI::Option* format_option = nullptr;
 };
 
 void add_run_options(CLI::App& app, RunOptions& o);
@@ -42,6 +49,8 @@ struct Subcommand {
 using Subcommands = std::vector<Subcommand>;
 // Each subcommand lives in its own file (src/app/<name>_command.cpp) and is added here.
 Subcommands add_subcommands(CLI::App& app);
+// compare BASE.json NEW.json (src/app/compare_command.cpp)
+Subcommand add_compare_command(CLI::App& app);
 Subcommand add_sweep_command(CLI::App& app);  // src/app/sweep_command.cpp
 Subcommand add_merge_command(CLI::App& app);  // src/app/merge_command.cpp
 // Runs the parsed subcommand and returns its exit code, or -1 when none was given.

@@ -21,14 +21,23 @@ struct CaseSpec {
   MeasureOptions measure;
   bool time_reference = true;
   std::string save_tensors_dir;  // empty: don't save
+  std::vector<std::string> peers;  // timed beside the kernel ("all" expanded by the caller)
+  int64_t verify_exact = 0;        // also check N sampled elements of kernel AND reference on the CPU
 };
+
+// Expands "all" and checks every peer name; throws usage_error for an unknown one.
+std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names);
 
 // The machine a sweep of cases runs on, set up once.
 struct Context {
   DeviceInfo dev;
   std::unique_ptr<Stream> stream;       // GPU only
   std::unique_ptr<L2Flusher> flusher;   // GPU only
+  std::unique_ptr<SmClockReader> clock; // GPU only: NVML or the probe kernel
+  std::string clock_note;               // which clock source, and why
   bool gpu() const { return dev.has_gpu; }
+  std::string clock_source() const { return clock ? clock->source() : "none"; }
+  DeviceTimer timer() const;
   static Context create(int device_ordinal);
 };
 

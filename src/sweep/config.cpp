@@ -19,8 +19,11 @@ namespace {
 
 // The keys a defaults object or a case may set (besides a case's own keys).
 const std::vector<std::string> kSettingKeys = {
-    "kernels", "references", "peers", "dists", "seeds",         "warmup",
-    "iters",   "flush",      "rtol",  "atol",  "verify_sample", "timeout_s"};
+    "kernels", "references", "peers", "dists", "seeds",         "warmup",   "iters",
+    "flush",   "mode",       "rtol",  "atol",  "verify_sample", "timeout_s"};
+
+// The timing modes of the single-run --mode (src/measure/measure.hpp).
+const std::vector<std::string> kModes = {"cold", "hot", "rotate", "graph"};
 
 std::string type_word(const json& v) {
   if (v.is_null()) return "null";
@@ -150,6 +153,7 @@ class Parser {
     std::vector<int64_t> seeds{0};
     std::optional<int> warmup, iters;
     std::optional<bool> flush;
+    std::optional<std::string> mode;
     std::optional<double> rtol, atol, timeout_s;
     std::optional<int64_t> verify_sample;
   };
@@ -179,8 +183,15 @@ class Parser {
     if (has("seeds")) s.seeds = axis(v["seeds"], p("seeds"), 0);
     if (has("warmup"))
       s.warmup = int(std::min<int64_t>(integer(v["warmup"], p("warmup"), 0), 1000000));
-    if (has("iters")) s.iters = int(std::min<int64_t>(integer(v["iters"], p("iters"), 1), 1000000));
+    if (has("iters"))  // 0: adaptive sampling
+      s.iters = int(std::min<int64_t>(integer(v["iters"], p("iters"), 0), 1000000));
     if (has("flush")) s.flush = boolean(v["flush"], p("flush"));
+    if (has("mode")) {
+      s.mode = string(v["mode"], p("mode"));
+      if (std::find(kModes.begin(), kModes.end(), *s.mode) == kModes.end())
+        fail(p("mode"),
+             fmt::format("'{}' is not a timing mode (expected one of: {})", *s.mode, join(kModes)));
+    }
     if (has("rtol")) s.rtol = number(v["rtol"], p("rtol"), 0, false);
     if (has("atol")) s.atol = number(v["atol"], p("atol"), 0, false);
     if (has("verify_sample")) s.verify_sample = integer(v["verify_sample"], p("verify_sample"), 0);
@@ -203,6 +214,7 @@ json SweepCase::params() const {
   if (warmup) j["warmup"] = *warmup;
   if (iters) j["iters"] = *iters;
   if (flush) j["flush"] = *flush;
+  if (mode) j["mode"] = *mode;
   if (rtol) j["rtol"] = *rtol;
   if (atol) j["atol"] = *atol;
   if (verify_sample) j["verify_sample"] = *verify_sample;
@@ -231,6 +243,7 @@ std::vector<std::string> SweepCase::run_args() const {
   if (warmup) a.insert(a.end(), {"--warmup", std::to_string(*warmup)});
   if (iters) a.insert(a.end(), {"--iters", std::to_string(*iters)});
   if (flush && !*flush) a.push_back("--no-flush");
+  if (mode) a.insert(a.end(), {"--mode", *mode});
   if (rtol) a.insert(a.end(), {"--rtol", fmt_double(*rtol)});
   if (atol) a.insert(a.end(), {"--atol", fmt_double(*atol)});
   if (verify_sample) a.insert(a.end(), {"--verify-sample", std::to_string(*verify_sample)});
@@ -297,6 +310,11 @@ SweepConfig parse_config(const json& j, const std::string& where) {
       }
       dims[d] = has_shape ? std::vector<int64_t>{p.integer(sv[names[d]], dpath, 1)}
                           : p.axis(sv[names[d]], dpath, 1);
+      if (d == 2)  // whole scale blocks, or the case is not an NVFP4 problem at all
+        for (int64_t k : dims[d])
+          if (k % 16 != 0)
+            p.fail(dpath,
+                   fmt::format("{} is not a multiple of 16 (one E4M3 scale per 16 elements)", k));
     }
     const Parser::Settings s = p.settings(e, path, defaults);
     const double count = double(dims[0].size()) * double(dims[1].size()) * double(dims[2].size()) *
@@ -326,6 +344,7 @@ SweepConfig parse_config(const json& j, const std::string& where) {
                     sc.warmup = s.warmup;
                     sc.iters = s.iters;
                     sc.flush = s.flush;
+                    sc.mode = s.mode;
                     sc.rtol = s.rtol;
                     sc.atol = s.atol;
                     sc.verify_sample = s.verify_sample;

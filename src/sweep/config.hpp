@@ -22,7 +22,8 @@ struct SweepCase {
   std::vector<std::string> peers;  // empty: none; {"all"}: every peer
   // Unset: the single-run defaults (which depend on the backend).
   std::optional<int> warmup, iters;
-  std::optional<bool> flush;
+  std::optional<bool> flush;        // false: --no-flush (hot)
+  std::optional<std::string> mode;  // --mode cold|hot|rotate|graph
   std::optional<double> rtol, atol;
   std::optional<int64_t> verify_sample;
   std::optional<double> timeout_s;  // per-case timeout of an isolated child

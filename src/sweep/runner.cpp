@@ -91,6 +91,13 @@ int exit_code_for(const json& cases, bool complete) {
 
 json synthesized_record(const SweepCase& c, const std::string& disposition,
                         const std::string& message) {
+  // The same keys as a case of the report (schemas/report.schema.json), from what was asked.
+  TensorBytes b;
+  try {
+    b = TensorBytes::of(c.shape);
+  } catch (const Error&) {  // a shape whose sizes overflow: no byte counts
+  }
+  const Tolerance def;
   return {{"problem",
            {{"m", c.shape.m},
             {"n", c.shape.n},
@@ -98,11 +105,20 @@ json synthesized_record(const SweepCase& c, const std::string& disposition,
             {"l", c.shape.l},
             {"dist", c.dist},
             {"seed", c.seed},
-            {"flops", c.shape.flops()}}},
-          {"kernel", {{"name", c.kernel}}},
-          {"reference", {{"name", c.reference}}},
+            {"out_dtype", "fp16"},
+            {"flops", c.shape.flops()},
+            {"bytes",
+             {{"a", b.a},
+              {"b", b.b},
+              {"sfa_blocked", b.sfa_blocked},
+              {"sfb_blocked", b.sfb_blocked},
+              {"c", b.c},
+              {"min_traffic", b.min_traffic()}}}}},
+          {"kernel", {{"name", c.kernel}, {"description", ""}}},
+          {"reference", {{"name", c.reference}, {"description", ""}}},
           {"disposition", disposition},
           {"message", message},
+          {"tolerance", {{"rtol", c.rtol.value_or(def.rtol)}, {"atol", c.atol.value_or(def.atol)}}},
           {"notes", json::array()},
           {"peers", json::array()}};
 }
@@ -251,9 +267,11 @@ struct SweepRun {
       apply_backend_defaults(ro, ctx);
       const CaseResult r = run_case(ro.spec, ctx);
       rec = to_json(r, opt.keep_samples);
-      rec["measurement"] = {{"warmup", ro.spec.measure.warmup},
-                            {"iters", ro.spec.measure.iters},
-                            {"flush_l2", ro.spec.measure.flush_l2}};
+      RunInfo info;  // the case's measurement settings, as a single run reports them
+      info.measure = ro.spec.measure;
+      info.clock_source = ctx.clock_source();
+      info.clock_note = ctx.clock_note;
+      rec["measurement"] = to_json(info)["measurement"];
     } catch (const CLI::ParseError& e) {
       rec = synthesized_record(c, "not_supported", e.what());
     } catch (const Error& e) {
@@ -487,8 +505,11 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
   for (const auto& [idx, rec] : run.records) cases.push_back(rec);
   const bool complete = int64_t(run.records.size()) == in_shard_count;
   RunInfo info = RunInfo::collect(argc, argv, dev0, MeasureOptions{});
+  info.clock_source = "none";
+  info.clock_note = "sweep: each case's measurement names the clock source it used";
   json report = to_json(info);
-  report.erase("measurement");  // per case: cases[].measurement
+  // measurement, seed and tolerance at the top are the single-run defaults; each case carries
+  // its own (cases[].measurement, problem.seed, tolerance).
   std::vector<json> devs;
   for (const auto& d : devices) devs.push_back(d ? json(*d) : json("default"));
   report["sweep"] = {
