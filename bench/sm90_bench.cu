@@ -173,10 +173,12 @@ int main(int argc, char** argv) {
           if (c.split != sp) continue;
           add(c);
         }
-    if (diag) {  // v1 diagnostics (wrong results by design, excluded from the bit check)
+    if (diag) {  // diagnostics (wrong results by design, excluded from the bit check)
       const sm90::Config d0 = sm90::normalize(s, sm90::Config{256, 1, 0, 1, 0});
       variants.push_back(sm90::Config{256, d0.split, 1, 1, 0});
       variants.push_back(sm90::Config{256, d0.split, 2, 1, 0});
+      const sm90::Config d2 = sm90::normalize(s, sm90::Config{256, small ? 4 : 1, 0, 2, 0});
+      for (int dg : {1, 2, 4}) variants.push_back(sm90::Config{256, d2.split, dg, 2, 0});
     }
     const auto [cub, e2e] = cublas_fp16_us(s, dt, tm, stream.get());
     std::printf("shape %lldx%lldx%lld  cuBLASLt fp16: %.1f us (%.0f TFLOP/s)  dequant+cuBLASLt: %.1f us\n",

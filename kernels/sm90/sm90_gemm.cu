@@ -72,18 +72,19 @@ double estimate_us(const Shape& s, const Config& c, int sms) {
   return t;
 }
 
-// v2: a 64-wide K granule of a 128 x bn tile at ~5.6 TFLOP/s per SM (75 % of the wgmma peak),
-// ~1.5 us per CTA of pipeline fill and epilogue, a cluster reduction growing with the split,
-// and (amode 0) the A prepass: its bytes at ~2.5 TB/s plus a launch mostly hidden by PDL.
+// v2, fitted to the H200 sweep (bench/results/h200/sm90-dev/run3-v2ws): a 64-wide K granule of a
+// 128 x bn tile costs (460 + 6.2 bn) clocks at ~1.755 GHz (a fixed part per granule plus the
+// width), each CTA ~5.5 us of fill, drain and epilogue, the cluster reduction ~1.5 us per
+// split, and (amode 0) the A prepass: its bytes at ~2.5 TB/s plus a launch mostly hidden by PDL.
 // Waves count resident clusters (cudaOccupancyMaxActiveClusters when a device answers).
 double estimate_v2_us(const Shape& s, const Config& c, int capacity_ctas) {
   const int64_t nk = s.k / kGranuleK;
   const int64_t tiles = ceil_div(s.m, kBM) * ceil_div(s.n, c.bn) * s.l;
   const int64_t cps = ceil_div(nk, c.split);
   const int64_t waves = ceil_div(tiles * c.split, std::max(1, capacity_ctas));
-  const double granule_us = (2.0 * kBM * c.bn * kGranuleK) / 5.6e6;
-  double t = double(waves) * (double(cps) * granule_us + 1.5);
-  if (c.split > 1) t += 0.3 + 0.15 * c.split;
+  const double granule_us = (460.0 + 6.2 * c.bn) / 1755.0;
+  double t = double(waves) * (double(cps) * granule_us + 5.5);
+  if (c.split > 1) t += 1.5 * c.split;
   if (c.amode == 0) t += 0.5 + double(ceil_div(s.m, kBM) * kBM * s.k * s.l) * 2.6 / 2.5e6;
   return t;
 }
@@ -230,7 +231,11 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
 
 std::string describe(const Config& c) {
   if (c.version == 2)
-    return fmt::format("v2 128x{} split {} {}", c.bn, c.split, c.amode == 0 ? "Apre" : "Atile");
+    return fmt::format("v2 128x{} split {} {}{}", c.bn, c.split, c.amode == 0 ? "Apre" : "Atile",
+                       c.diag == 1   ? " [no decode]"
+                       : c.diag == 2 ? " [no wgmma]"
+                       : c.diag == 4 ? " [no fence]"
+                                     : "");
   return fmt::format("v1 128x{} split {}{}", c.bn, c.split,
                      c.diag == 1 ? " [no decode]" : c.diag == 2 ? " [no wgmma]" : "");
 }
@@ -264,6 +269,14 @@ void launch_v2(const Shape& s, const Operands& ops, const Config& c, void* works
     NVFP4_CUDA_CHECK_LAUNCH();
   }
   const bool pdl = c.amode == 0;
+  if (c.diag != 0) {
+    if (c.bn != 256 || c.amode != 0 || (c.diag != 1 && c.diag != 2 && c.diag != 4))
+      throw usage_error("sm90: v2 diagnostic variants exist for 128x256 with the A prepass only");
+    if (c.diag == 1) v2::launch_ws<256, 0, 1>(p, grid, pdl, stream);
+    if (c.diag == 2) v2::launch_ws<256, 0, 2>(p, grid, pdl, stream);
+    if (c.diag == 4) v2::launch_ws<256, 0, 4>(p, grid, pdl, stream);
+    return;
+  }
   switch (c.bn * 2 + (c.amode == 0 ? 0 : 1)) {
     case 256: v2::launch_ws<128, 0>(p, grid, pdl, stream); break;
     case 257: v2::launch_ws<128, 1>(p, grid, pdl, stream); break;

@@ -180,7 +180,10 @@ __device__ __forceinline__ void decode_row(uint4 lo, uint4 hi, uint32_t sc4, Sto
 
 }  // namespace dev
 
-template <int BN, int kAMode>
+// kDiag (bench timing experiments only, results are garbage): bit 0 = the producer skips the
+// decode (raw loads, barriers and A copies stay), bit 1 = consumers skip the wgmmas, bit 2 = the
+// producer skips its proxy fence.
+template <int BN, int kAMode, int kDiag = 0>
 __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
 #if defined(NVFP4_SM90_DEVICE) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = Cfg<BN, kAMode>;
@@ -275,7 +278,7 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
 #pragma unroll
       for (int q = 0; q < kRows; ++q) {
         const int n = pt + 128 * q;
-        if (BN % 128 == 0 || n < BN) {
+        if ((kDiag & 1) == 0 && (BN % 128 == 0 || n < BN)) {
           const uint4 lo = ld_shared_v4(st + n * 16), hi = ld_shared_v4(st + BN * 16 + n * 16);
           const uint32_t sc = ld_shared_u32(st + C::kRawB + n * 4);
           const uint32_t row = sl + kATile + n * 128;
@@ -291,7 +294,7 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
         const int sw = pt & 7;
         decode_row(lo, hi, sc, [&](int ch, uint4 v) { st_shared_v4(row + ((ch ^ sw) << 4), v); });
       }
-      fence_proxy_async();  // generic-proxy tile writes -> visible to wgmma (async proxy)
+      if ((kDiag & 4) == 0) fence_proxy_async();  // generic-proxy writes -> visible to wgmma
       mbar_arrive(full(slot));
     }
     cp_async_wait<0>();
@@ -314,7 +317,8 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
       fence_acc(acc);
       wgmma_fence();
 #pragma unroll
-      for (int s = 0; s < 4; ++s) WgmmaSS<BN>::mma(acc, da[s], db[s]);
+      for (int s = 0; s < 4; ++s)
+        if ((kDiag & 2) == 0) WgmmaSS<BN>::mma(acc, da[s], db[s]);
       wgmma_commit();
       fence_acc(acc);
       wgmma_wait<1>();  // granule it-1 retired: its slot is free
@@ -411,7 +415,7 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
 // (row, granule), rows fastest.
 __global__ void decode_a_kernel(const Params p);
 
-template <int BN, int kAMode>
+template <int BN, int kAMode, int kDiag = 0>
 void launch_ws(const Params& p, dim3 grid, bool pdl, cudaStream_t stream);
 template <int BN, int kAMode>
 int max_active_clusters(int split);

@@ -6,10 +6,10 @@
 
 namespace nvfp4::sm90::v2 {
 
-template <int BN, int kAMode>
+template <int BN, int kAMode, int kDiag = 0>
 void set_smem_attribute() {
   static const bool done = [] {
-    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(ws_kernel<BN, kAMode>,
+    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(ws_kernel<BN, kAMode, kDiag>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(Cfg<BN, kAMode>::kSmem)));
     return true;
@@ -20,9 +20,9 @@ void set_smem_attribute() {
 // grid.y = split: the split CTAs of one tile form a cluster (1, split, 1) for the reduction.
 // pdl: programmatic dependent launch after the A prepass (the kernel waits with
 // griddepcontrol.wait before its first read of the decoded A).
-template <int BN, int kAMode>
+template <int BN, int kAMode, int kDiag>
 void launch_ws(const Params& p, dim3 grid, bool pdl, cudaStream_t stream) {
-  set_smem_attribute<BN, kAMode>();
+  set_smem_attribute<BN, kAMode, kDiag>();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = dim3(kThreads, 1, 1);
@@ -44,7 +44,7 @@ void launch_ws(const Params& p, dim3 grid, bool pdl, cudaStream_t stream) {
   }
   cfg.attrs = attrs;
   cfg.numAttrs = n;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, ws_kernel<BN, kAMode>, p));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, ws_kernel<BN, kAMode, kDiag>, p));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
