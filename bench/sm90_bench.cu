@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
       c = sm90::normalize(s, c);
       for (const auto& v : variants)
         if (v.version == c.version && v.bn == c.bn && v.split == c.split && v.amode == c.amode &&
-            v.diag == c.diag)
+            v.diag == c.diag && v.producers == c.producers)
           return;
       if (sm90::workspace_bytes(s, c) > (size_t(2) << 30)) return;
       variants.push_back(c);
@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
           const sm90::Config c = sm90::normalize(s, sm90::Config{bn, sp, 0, 2, amode});
           if (c.split != sp) continue;
           add(c);
+          if (bn <= 192) add(sm90::Config{bn, sp, 0, 2, amode, 2});
         }
     if (diag) {  // diagnostics (wrong results by design, excluded from the bit check)
       const sm90::Config d0 = sm90::normalize(s, sm90::Config{256, 1, 0, 1, 0});

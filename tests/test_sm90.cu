@@ -199,7 +199,10 @@ TEST(Sm90Gemm, AwkwardShapesEveryConfig) {
   for (int bn : {128, 192, 224, 256}) {
     for (int split : {1, 3}) configs.push_back(sm90::Config{bn, split, 0, 1, 0});
     for (int amode : {0, 1})
-      for (int split : {1, 3, 8}) configs.push_back(sm90::Config{bn, split, 0, 2, amode});
+      for (int split : {1, 3, 8}) {
+        configs.push_back(sm90::Config{bn, split, 0, 2, amode});
+        if (bn <= 192) configs.push_back(sm90::Config{bn, split, 0, 2, amode, 2});
+      }
   }
   uint64_t seed = 200;
   for (const Shape& s : shapes)

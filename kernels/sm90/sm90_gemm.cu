@@ -110,34 +110,34 @@ int v2_capacity(int bn, int amode, int split, int sms) {
 
 namespace v2 {
 
-__global__ void decode_a_kernel(const Params p) {
+__global__ void __launch_bounds__(128) decode_a_kernel(const Params p) {
 #if defined(NVFP4_SM90_DEVICE)
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-  const int64_t total = p.l * p.tiles_m * int64_t(128) * p.nk;
-  const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
-  for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += int64_t(gridDim.x) * blockDim.x) {
-    const int r = static_cast<int>(idx % 128);
-    int64_t rest = idx / 128;
-    const int64_t g = rest % p.nk;
-    rest /= p.nk;
-    const int64_t tm = rest % p.tiles_m, batch = rest / p.tiles_m;
-    const int64_t row = tm * 128 + r;
-    uint4* dst = reinterpret_cast<uint4*>(
-        const_cast<uint8_t*>(p.a16) + (((batch * p.tiles_m + tm) * p.nk + g) * 128 + r) * 128);
-    const int sw = r & 7;
-    if (row >= p.m) {
-#pragma unroll
-      for (int q = 0; q < 8; ++q) dst[q] = make_uint4(0, 0, 0, 0);
-      continue;
-    }
+  // One block per (batch, m tile, granule): each thread decodes its row into shared memory
+  // (swizzled as the main kernel wants it), then the block writes the 16 KB tile coalesced.
+  __shared__ uint4 tile[kATile / 16];
+  const int64_t blk = blockIdx.x;
+  const int64_t g = blk % p.nk, rest = blk / p.nk;
+  const int64_t tm = rest % p.tiles_m, batch = rest / p.tiles_m;
+  const int r = threadIdx.x;
+  const int64_t row = tm * 128 + r;
+  const int sw = r & 7;
+  if (row < p.m) {
+    const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
     const uint8_t* src = p.a + (batch * p.m + row) * kbytes + g * 32;
     const uint4 lo = __ldg(reinterpret_cast<const uint4*>(src));
     const uint4 hi = __ldg(reinterpret_cast<const uint4*>(src + 16));
     const uint32_t sc =
         __ldg(reinterpret_cast<const uint32_t*>(p.sfa + (batch * p.m + row) * kblocks + g * 4));
-    dev::decode_row(lo, hi, sc, [&](int q, uint4 v) { dst[q ^ sw] = v; });
+    dev::decode_row(lo, hi, sc, [&](int q, uint4 v) { tile[r * 8 + (q ^ sw)] = v; });
+  } else {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) tile[r * 8 + q] = make_uint4(0, 0, 0, 0);  // rows past M
   }
+  __syncthreads();
+  uint4* dst = reinterpret_cast<uint4*>(const_cast<uint8_t*>(p.a16) + blk * int64_t(kATile));
+#pragma unroll
+  for (int j = 0; j < 8; ++j) dst[r + 128 * j] = tile[r + 128 * j];
 #else
   (void)p;
 #endif
@@ -231,7 +231,8 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
 
 std::string describe(const Config& c) {
   if (c.version == 2)
-    return fmt::format("v2 128x{} split {} {}{}", c.bn, c.split, c.amode == 0 ? "Apre" : "Atile",
+    return fmt::format("v2 128x{} split {} {}{}{}", c.bn, c.split, c.amode == 0 ? "Apre" : "Atile",
+                       c.producers == 2 ? " P2" : "",
                        c.diag == 1   ? " [no decode]"
                        : c.diag == 2 ? " [no wgmma]"
                        : c.diag == 4 ? " [no fence]"
@@ -262,10 +263,8 @@ void launch_v2(const Shape& s, const Operands& ops, const Config& c, void* works
   const dim3 grid(static_cast<unsigned>(p.tiles_m * ceil_div(s.n, c.bn)),
                   static_cast<unsigned>(c.split), static_cast<unsigned>(s.l));
   if (c.amode == 0) {
-    const int64_t threads = s.l * p.tiles_m * int64_t(kBM) * p.nk;
-    const unsigned blocks = static_cast<unsigned>(
-        std::clamp<int64_t>(ceil_div(threads, 256), 1, int64_t(current_sm_count()) * 16));
-    v2::decode_a_kernel<<<blocks, 256, 0, stream>>>(p);
+    const int64_t blocks = s.l * p.tiles_m * int64_t(p.nk);  // tile order = a16 layout order
+    v2::decode_a_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(p);
     NVFP4_CUDA_CHECK_LAUNCH();
   }
   const bool pdl = c.amode == 0;
@@ -275,6 +274,16 @@ void launch_v2(const Shape& s, const Operands& ops, const Config& c, void* works
     if (c.diag == 1) v2::launch_ws<256, 0, 1>(p, grid, pdl, stream);
     if (c.diag == 2) v2::launch_ws<256, 0, 2>(p, grid, pdl, stream);
     if (c.diag == 4) v2::launch_ws<256, 0, 4>(p, grid, pdl, stream);
+    return;
+  }
+  if (c.producers == 2) {
+    switch (c.bn * 2 + (c.amode == 0 ? 0 : 1)) {
+      case 256: v2::launch_ws<128, 0, 0, 2>(p, grid, pdl, stream); break;
+      case 257: v2::launch_ws<128, 1, 0, 2>(p, grid, pdl, stream); break;
+      case 384: v2::launch_ws<192, 0, 0, 2>(p, grid, pdl, stream); break;
+      case 385: v2::launch_ws<192, 1, 0, 2>(p, grid, pdl, stream); break;
+      default: throw usage_error("sm90: two producer warpgroups are built for widths 128/192");
+    }
     return;
   }
   switch (c.bn * 2 + (c.amode == 0 ? 0 : 1)) {

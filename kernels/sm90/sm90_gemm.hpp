@@ -25,6 +25,7 @@ struct Config {
   int diag = 0;     // v1 timing experiments only (bench): 1 = no decode, 2 = no wgmma; wrong results
   int version = 2;  // 1 or 2
   int amode = 0;    // v2 only: 0 = A prepass (workspace), 1 = A decoded per tile
+  int producers = 1;  // v2 only: producer warpgroups (2: 512 threads, widths 128/192 only)
 };
 
 constexpr int kMaxSplitV2 = 8;  // portable cluster size

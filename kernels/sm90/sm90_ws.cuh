@@ -1,14 +1,16 @@
-// The sm90 v2 kernel (sm_90a only): warp-specialised. One CTA = 3 warpgroups = 384 threads
+// The sm90 v2 kernel (sm_90a only): warp-specialised. One CTA = NP + 2 warpgroups
 // computing a 128 (M) x BN (N) tile of C over a contiguous range of 64-wide K granules.
 //
-//   WG0, producer: cp.async ring (R stages, each thread loads and later decodes only its own rows,
+//   WG0 (or WG0-1, NP = 2), producers (B rows pt, pt + 128*NP, ...): cp.async ring (R stages, each thread loads and later decodes only its own rows,
 //        so the ring needs no barrier: cp.async.wait_group per thread) of raw E2M1 B bytes and
 //        linear E4M3 scales; decodes them (sm90_decode.hpp bit trick, block scale applied) into
-//        the 128-byte-swizzled fp16 B tile of a decoded slot (D slots). A reaches the slot either
-//        (kAMode 0) as one 16 KB bulk copy (cp.async.bulk + mbarrier complete_tx) of the
-//        pre-decoded, pre-swizzled A tile written by the prepass kernel (decode_a_kernel), or
-//        (kAMode 1) decoded per tile by the producer like B. Hand-off: full[slot] mbarrier.
-//   WG1, WG2, consumers: rows 0-63 / 64-127 of the tile; per granule they wait full[slot], issue
+//        the 128-byte-swizzled fp16 B tile of a decoded slot (D slots). A reaches its own ring
+//        either (kAMode 0) as one 16 KB bulk copy (cp.async.bulk + mbarrier complete_tx on
+//        afull[slot], issued RA - D granules ahead) of the pre-decoded, pre-swizzled A tile
+//        written by the prepass kernel (decode_a_kernel), or (kAMode 1) decoded per tile by the
+//        producers like B. Hand-off: full[slot] mbarrier.
+//   the last 2 WGs, consumers: rows 0-63 / 64-127 of the tile; per granule they
+//        wait full[slot] (and afull), issue
 //        4 wgmma m64nBNk16 SS (both operands by descriptor), keep one granule in flight
 //        (wait_group 1) and release the previous slot through empty[slot].
 // No CTA-wide barrier in the main loop. Split-K: the `split` CTAs of a tile form one cluster
@@ -44,27 +46,37 @@ struct Params {
   int tiles_m;
 };
 
-constexpr int kThreads = 384;
+// NP producer warpgroups + 2 consumer warpgroups. NP = 2 caps registers at 128 per thread
+// (64K / 512; ptxas allocates for the whole kernel), which fits accumulators up to BN = 192.
+template <int NP>
+constexpr int threads_for() {
+  return 128 * (NP + 2);
+}
 constexpr int kMaxSplit = 8;  // portable cluster size (split-K CTAs of a tile = one cluster)
 constexpr int kATile = 128 * 128;  // bytes of one decoded A granule tile (128 rows x 64 fp16)
 
+// Shared memory: [A ring RA x 16 KB][B slots D x BN*128][raw ring R x kRaw][mbarriers].
+// A has its own, deeper ring (kAMode 0) so its bulk copies are issued RA - D granules before the
+// producer reaches that granule: the L2 latency of the 16 KB copy hides behind RA - 1 granules.
 template <int BN, int kAMode>
 struct Cfg {
-  static constexpr int kSlot = kATile + BN * 128;             // decoded A + decoded B
+  static constexpr int kBSlot = BN * 128;                      // decoded B
   static constexpr int kRawB = BN * 32;                        // [2 halves][BN][16]
   static constexpr int kRawBs = BN * 4;                        // [BN][4]
   static constexpr int kRawA = kAMode == 1 ? 128 * 32 : 0;     // [2][128][16]
   static constexpr int kRawAs = kAMode == 1 ? 128 * 4 : 0;     // [128][4]
   static constexpr int kRaw = kRawB + kRawBs + kRawA + kRawAs;
   static constexpr int R = BN <= 128 ? 6 : 4;                  // raw stages (lookahead R-1)
-  static constexpr int kBudget = 225 * 1024;
-  static constexpr int D0 = (kBudget - 1024 - 256 - R * kRaw) / kSlot;
-  static constexpr int D = D0 > 4 ? 4 : D0;                    // decoded slots
+  static constexpr int D = BN <= 128 ? 4 : 3;                  // decoded B slots
+  static constexpr int RA = kAMode == 0 ? D + 2 : D;           // A slots
   static constexpr int kPitch = BN + 8;                        // split-K staging row (floats)
-  static constexpr size_t kSmem = 1024 + size_t(D) * kSlot + size_t(R) * kRaw + 256;
-  static_assert(D >= 2, "decoded ring too small");
+  static constexpr int kBOff = RA * kATile;
+  static constexpr int kRawOff = kBOff + D * kBSlot;
+  static constexpr int kBarOff = kRawOff + R * kRaw;
+  static constexpr size_t kSmem = 1024 + size_t(kBarOff) + 256;
+  static_assert(kSmem <= 227 * 1024, "shared memory");
   static_assert(kRaw % 16 == 0, "raw stage alignment");
-  static_assert(size_t(128) * kPitch * 4 <= size_t(D) * kSlot, "split-K staging must fit");
+  static_assert(size_t(128) * kPitch * 4 <= size_t(kRawOff), "split-K staging must fit");
 };
 
 namespace dev {
@@ -183,19 +195,21 @@ __device__ __forceinline__ void decode_row(uint4 lo, uint4 hi, uint32_t sc4, Sto
 // kDiag (bench timing experiments only, results are garbage): bit 0 = the producer skips the
 // decode (raw loads, barriers and A copies stay), bit 1 = consumers skip the wgmmas, bit 2 = the
 // producer skips its proxy fence.
-template <int BN, int kAMode, int kDiag = 0>
-__global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
+template <int BN, int kAMode, int kDiag = 0, int NP = 1>
+__global__ void __launch_bounds__(threads_for<NP>(), 1) ws_kernel(const Params p) {
 #if defined(NVFP4_SM90_DEVICE) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = Cfg<BN, kAMode>;
-  constexpr int D = C::D, R = C::R;
+  constexpr int D = C::D, R = C::R, RA = C::RA;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw_s = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   const uint32_t base = (raw_s + 1023u) & ~1023u;  // swizzled tiles need 1024-byte alignment
-  const uint32_t slots = base;                     // D x kSlot
-  const uint32_t ring = base + D * C::kSlot;       // R x kRaw
-  const uint32_t bars = ring + R * C::kRaw;        // full[D], empty[D]
+  const uint32_t aslots = base;                    // RA x kATile
+  const uint32_t bslots = base + C::kBOff;         // D x kBSlot
+  const uint32_t ring = base + C::kRawOff;         // R x kRaw
+  const uint32_t bars = base + C::kBarOff;         // full[D], empty[D], afull[RA]
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (D + s); };
+  auto afull = [&](int s) { return bars + 8u * (2 * D + s); };
 
   const int tid = threadIdx.x;
   const int wg = tid >> 7;
@@ -208,9 +222,10 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
 
   if (tid == 0) {
     for (int s = 0; s < D; ++s) {
-      dev::mbar_init(full(s), 128 + (kAMode == 0 ? 1 : 0));
+      dev::mbar_init(full(s), 128 * NP);
       dev::mbar_init(empty(s), 8);
     }
+    for (int s = 0; s < RA; ++s) dev::mbar_init(afull(s), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -219,21 +234,23 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
 
-  if (wg == 0) {
-    // ---------------- producer ----------------
+  if (wg < NP) {
+    // ---------------- producers (128*NP threads; B rows pt, pt + 128*NP, ...) ----------------
     using namespace dev;
     const int pt = tid;
+    constexpr int kStride = 128 * NP;
+    constexpr int kRows = (BN + kStride - 1) / kStride;
+    const bool has_a = kAMode == 1 && pt < 128;
     const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
-    constexpr int kRows = (BN + 127) / 128;
     const uint8_t* bsrc[kRows];
     const uint8_t* bssrc[kRows];
 #pragma unroll
     for (int q = 0; q < kRows; ++q) {
-      const int64_t row = min(j0 + pt + 128 * q, p.n - 1);  // rows past N: garbage, not stored
-      bsrc[q] = p.b + (batch * p.n + row) * kbytes + int64_t(kc0) * 32;
-      bssrc[q] = p.sfb + (batch * p.n + row) * kblocks + int64_t(kc0) * 4;
+      const int64_t brow = min(j0 + pt + kStride * q, p.n - 1);  // past N: garbage, not stored
+      bsrc[q] = p.b + (batch * p.n + brow) * kbytes + int64_t(kc0) * 32;
+      bssrc[q] = p.sfb + (batch * p.n + brow) * kblocks + int64_t(kc0) * 4;
     }
-    const int64_t arow = min(i0 + pt, p.m - 1);
+    const int64_t arow = min(i0 + (pt & 127), p.m - 1);
     const uint8_t* asrc = p.a + (batch * p.m + arow) * kbytes + int64_t(kc0) * 32;
     const uint8_t* assrc = p.sfa + (batch * p.m + arow) * kblocks + int64_t(kc0) * 4;
 
@@ -241,56 +258,60 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
       const uint32_t st = ring + (it % R) * C::kRaw;
 #pragma unroll
       for (int q = 0; q < kRows; ++q) {
-        const int n = pt + 128 * q;
-        if (BN % 128 == 0 || n < BN) {
+        const int n = pt + kStride * q;
+        if (BN % kStride == 0 || n < BN) {
           cp_async16(st + n * 16, bsrc[q] + int64_t(it) * 32);
           cp_async16(st + BN * 16 + n * 16, bsrc[q] + int64_t(it) * 32 + 16);
           cp_async4(st + C::kRawB + n * 4, bssrc[q] + int64_t(it) * 4);
         }
       }
-      if (kAMode == 1) {
+      if (has_a) {
         const uint32_t sa = st + C::kRawB + C::kRawBs;
         cp_async16(sa + pt * 16, asrc + int64_t(it) * 32);
         cp_async16(sa + 128 * 16 + pt * 16, asrc + int64_t(it) * 32 + 16);
         cp_async4(sa + C::kRawA + pt * 4, assrc + int64_t(it) * 4);
       }
     };
+    const uint8_t* a16 =
+        p.a16 + ((batch * p.tiles_m + tm) * int64_t(p.nk) + kc0) * int64_t(kATile);
+    auto load_a16 = [&](int g) {  // kAMode 0, thread 0: decoded A granule g -> A slot g % RA
+      mbar_arrive_expect_tx(afull(g % RA), kATile);
+      bulk_copy(aslots + (g % RA) * kATile, a16 + int64_t(g) * kATile, kATile, afull(g % RA));
+    };
 #pragma unroll
     for (int s = 0; s < R - 1; ++s) {
       if (s < nkc) load(s);
       cp_async_commit();
     }
-    if (kAMode == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");  // prepass wrote a16
-    const uint8_t* a16 =
-        p.a16 + ((batch * p.tiles_m + tm) * int64_t(p.nk) + kc0) * int64_t(kATile);
+    if (kAMode == 0 && pt == 0) {
+      asm volatile("griddepcontrol.wait;\n" ::: "memory");  // the prepass wrote a16
+      for (int g = 0; g < RA - D && g < nkc; ++g) load_a16(g);
+    }
     for (int it = 0; it < nkc; ++it) {
       if (it + R - 1 < nkc) load(it + R - 1);
       cp_async_commit();
       cp_async_wait<R - 1>();  // this thread's granule `it` landed
       const int slot = it % D;
+      // Granule it-D released: frees B slot `slot` and A slot (it-D) % RA = (it+RA-D) % RA.
       if (it >= D) mbar_wait(empty(slot), ((it / D) - 1) & 1);
-      const uint32_t sl = slots + slot * C::kSlot;
-      if (kAMode == 0 && pt == 0) {
-        mbar_arrive_expect_tx(full(slot), kATile);
-        bulk_copy(sl, a16 + int64_t(it) * kATile, kATile, full(slot));
-      }
+      if (kAMode == 0 && pt == 0 && it + RA - D < nkc) load_a16(it + RA - D);
       const uint32_t st = ring + (it % R) * C::kRaw;
 #pragma unroll
       for (int q = 0; q < kRows; ++q) {
-        const int n = pt + 128 * q;
-        if ((kDiag & 1) == 0 && (BN % 128 == 0 || n < BN)) {
+        const int n = pt + kStride * q;
+        if ((kDiag & 1) == 0 && (BN % kStride == 0 || n < BN)) {
           const uint4 lo = ld_shared_v4(st + n * 16), hi = ld_shared_v4(st + BN * 16 + n * 16);
           const uint32_t sc = ld_shared_u32(st + C::kRawB + n * 4);
-          const uint32_t row = sl + kATile + n * 128;
+          const uint32_t row = bslots + slot * C::kBSlot + n * 128;
           const int sw = n & 7;
           decode_row(lo, hi, sc, [&](int ch, uint4 v) { st_shared_v4(row + ((ch ^ sw) << 4), v); });
         }
       }
-      if (kAMode == 1) {
+      if (has_a) {  // kAMode 1: A row pt into A slot it % RA (RA == D)
         const uint32_t sa = st + C::kRawB + C::kRawBs;
         const uint4 lo = ld_shared_v4(sa + pt * 16), hi = ld_shared_v4(sa + 128 * 16 + pt * 16);
         const uint32_t sc = ld_shared_u32(sa + C::kRawA + pt * 4);
-        const uint32_t row = sl + pt * 128;
+        const uint32_t row = aslots + (it % RA) * kATile + pt * 128;
         const int sw = pt & 7;
         decode_row(lo, hi, sc, [&](int ch, uint4 v) { st_shared_v4(row + ((ch ^ sw) << 4), v); });
       }
@@ -301,17 +322,19 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
   } else {
     // ---------------- consumers ----------------
     using namespace dev;
-    const int cw = wg - 1;  // rows 64*cw .. 64*cw+63
+    const int cw = wg - NP;  // rows 64*cw .. 64*cw+63
     const int lane = tid & 31;
     for (int it = 0; it < nkc; ++it) {
-      const int slot = it % D;
+      const int slot = it % D, aslot = it % RA;
       mbar_wait(full(slot), (it / D) & 1);
-      const uint32_t sl = slots + slot * C::kSlot;
+      if (kAMode == 0) mbar_wait(afull(aslot), (it / RA) & 1);
+      const uint32_t sa = aslots + aslot * kATile + cw * 8192;
+      const uint32_t sb = bslots + slot * C::kBSlot;
       uint64_t da[4], db[4];
 #pragma unroll
       for (int s = 0; s < 4; ++s) {
-        da[s] = make_desc_sw128(sl + cw * 8192 + s * 32);
-        db[s] = make_desc_sw128(sl + kATile + s * 32);
+        da[s] = make_desc_sw128(sa + s * 32);
+        db[s] = make_desc_sw128(sb + s * 32);
         asm volatile("" : "+l"(da[s]), "+l"(db[s])::"memory");
       }
       fence_acc(acc);
@@ -321,7 +344,7 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
         if ((kDiag & 2) == 0) WgmmaSS<BN>::mma(acc, da[s], db[s]);
       wgmma_commit();
       fence_acc(acc);
-      wgmma_wait<1>();  // granule it-1 retired: its slot is free
+      wgmma_wait<1>();  // granule it-1 retired: its slots are free
       if (it > 0 && lane == 0) mbar_arrive(empty((it - 1) % D));
     }
     wgmma_wait<0>();
@@ -329,10 +352,10 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
   }
 
   const int warp = (tid >> 5) & 3, lane = tid & 31;
-  const int r_local = 64 * (wg - 1) + 16 * warp + (lane >> 2);
+  const int r_local = 64 * (wg - NP) + 16 * warp + (lane >> 2);
   const int c4 = lane & 3;
   if (p.split == 1) {
-    if (wg == 0) return;
+    if (wg < NP) return;
     // accumulator register 4j + 2hh + e holds (row r_local + 8hh, col 8j + 2(lane%4) + e)
     const bool pairs = (p.n % 2) == 0;
 #pragma unroll
@@ -358,8 +381,8 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
 
   // ---------------- split-K: cluster reduction through distributed shared memory ----------------
   __syncthreads();  // every wgmma retired and every producer write consumed: slots are free
-  const uint32_t stage = slots;  // [128][kPitch] floats
-  if (wg > 0) {
+  const uint32_t stage = base;  // [128][kPitch] floats over the A ring and B slots
+  if (wg >= NP) {
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -377,7 +400,7 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
   const int r_begin = rank * rows_per, r_end = min(128, r_begin + rows_per);
   constexpr int kQuads = BN / 4;
   const bool vec = (p.n % 4) == 0;
-  for (int x = tid; x < (r_end - r_begin) * kQuads; x += kThreads) {
+  for (int x = tid; x < (r_end - r_begin) * kQuads; x += threads_for<NP>()) {
     const int r = r_begin + x / kQuads, q4 = x % kQuads;
     const int64_t row = i0 + r, col = j0 + 4 * q4;
     if (row >= p.m || col >= p.n) continue;
@@ -415,7 +438,7 @@ __global__ void __launch_bounds__(kThreads, 1) ws_kernel(const Params p) {
 // (row, granule), rows fastest.
 __global__ void decode_a_kernel(const Params p);
 
-template <int BN, int kAMode, int kDiag = 0>
+template <int BN, int kAMode, int kDiag = 0, int NP = 1>
 void launch_ws(const Params& p, dim3 grid, bool pdl, cudaStream_t stream);
 template <int BN, int kAMode>
 int max_active_clusters(int split);

@@ -7,4 +7,7 @@ template void launch_ws<128, 0>(const Params&, dim3, bool, cudaStream_t);
 template void launch_ws<128, 1>(const Params&, dim3, bool, cudaStream_t);
 template int max_active_clusters<128, 0>(int);
 template int max_active_clusters<128, 1>(int);
+// Two producer warpgroups (512 threads).
+template void launch_ws<128, 0, 0, 2>(const Params&, dim3, bool, cudaStream_t);
+template void launch_ws<128, 1, 0, 2>(const Params&, dim3, bool, cudaStream_t);
 }  // namespace nvfp4::sm90::v2

@@ -6,10 +6,10 @@
 
 namespace nvfp4::sm90::v2 {
 
-template <int BN, int kAMode, int kDiag = 0>
+template <int BN, int kAMode, int kDiag = 0, int NP = 1>
 void set_smem_attribute() {
   static const bool done = [] {
-    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(ws_kernel<BN, kAMode, kDiag>,
+    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(ws_kernel<BN, kAMode, kDiag, NP>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(Cfg<BN, kAMode>::kSmem)));
     return true;
@@ -20,12 +20,12 @@ void set_smem_attribute() {
 // grid.y = split: the split CTAs of one tile form a cluster (1, split, 1) for the reduction.
 // pdl: programmatic dependent launch after the A prepass (the kernel waits with
 // griddepcontrol.wait before its first read of the decoded A).
-template <int BN, int kAMode, int kDiag>
+template <int BN, int kAMode, int kDiag, int NP>
 void launch_ws(const Params& p, dim3 grid, bool pdl, cudaStream_t stream) {
-  set_smem_attribute<BN, kAMode, kDiag>();
+  set_smem_attribute<BN, kAMode, kDiag, NP>();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
-  cfg.blockDim = dim3(kThreads, 1, 1);
+  cfg.blockDim = dim3(threads_for<NP>(), 1, 1);
   cfg.dynamicSmemBytes = Cfg<BN, kAMode>::kSmem;
   cfg.stream = stream;
   cudaLaunchAttribute attrs[2];
@@ -44,7 +44,7 @@ void launch_ws(const Params& p, dim3 grid, bool pdl, cudaStream_t stream) {
   }
   cfg.attrs = attrs;
   cfg.numAttrs = n;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, ws_kernel<BN, kAMode, kDiag>, p));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, ws_kernel<BN, kAMode, kDiag, NP>, p));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -63,7 +63,7 @@ int max_active_clusters(int split) {
   }
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(split), static_cast<unsigned>(split), 1);
-  cfg.blockDim = dim3(kThreads, 1, 1);
+  cfg.blockDim = dim3(threads_for<1>(), 1, 1);
   cfg.dynamicSmemBytes = Cfg<BN, kAMode>::kSmem;
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeClusterDimension;
