@@ -199,9 +199,13 @@ Config choose_config_v1(const Shape& s, int sms) {
   return best;
 }
 
-// v2 heuristic: every tile width and split 1..8 with the prepass A (amode 0), cheapest by
-// estimate_v2_us(); ties go to the smaller split.
+// The registered kernel's choice. Measured on the H200 (bench/results/h200/sm90-dev/run5-*):
+// v1 is faster at small M with long K (128x7168x16384: 87.8 vs 90.2 us, 128x4096x7168: 30.9 vs
+// 36.5 us), v2 everywhere else measured (128x7168x2048: 21.3 vs 23.9 us; 1024x7168x16384,
+// 4096^3, 8192^3: 1-5 % faster). Within v2: every tile width and split 1..8 with the prepass A
+// (amode 0), cheapest by estimate_v2_us(); ties go to the smaller split.
 Config choose_config(const Shape& s, int sms) {
+  if (s.m <= 256 && s.k >= 4096) return choose_config_v1(s, sms);
   Config best;
   double best_t = std::numeric_limits<double>::infinity();
   const int64_t nk = s.k / kGranuleK;
