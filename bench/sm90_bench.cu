@@ -1,11 +1,13 @@
 // Timing harness for the sm90 kernel (development tool, not the official benchmark): for each
-// shape, the heuristic's choice and a sweep of tile widths / splits side by side, plus cuBLASLt
-// FP16 (TN, FP32 accumulation) on same-sized fp16 operands as the yardstick.
+// shape, the heuristic's choice (v2, the registered kernel), v1's choice, and a sweep of v2 tile
+// widths / splits / A modes side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on
+// same-sized fp16 operands as the yardstick, and dequantize-then-cuBLAS end to end (both
+// operands dequantized to fp16 by src/reference/dequant, then the same cuBLASLt call).
 // Each sample: L2 flushed by writing a 256 MiB buffer, then one call between CUDA events;
 // reports the median (and min) of --samples samples after 3 warm-up calls.
 // With GPU MODE data every partial sum is exact in FP32, so every variant must give the same
 // bits as the heuristic's choice: the harness checks that too.
-//   usage: sm90_bench [--samples N] [--sweep] [MxNxK ...]
+//   usage: sm90_bench [--samples N] [--sweep] [--diag] [MxNxK ...]
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 
@@ -18,6 +20,7 @@
 #include "device/buffer.hpp"
 #include "kernels/sm90/sm90_gemm.hpp"
 #include "problem/problem.hpp"
+#include "reference/dequant.hpp"
 
 using namespace nvfp4;
 
@@ -28,7 +31,7 @@ namespace {
     cublasStatus_t st_ = (x);                                                          \
     if (st_ != CUBLAS_STATUS_SUCCESS) {                                                \
       std::fprintf(stderr, "cublasLt error %d at %s\n", int(st_), #x);                 \
-      return -1.0;                                                                     \
+      return {-1.0, -1.0};                                                             \
     }                                                                                  \
   } while (0)
 
@@ -62,7 +65,9 @@ struct Timer {
   }
 };
 
-double cublas_fp16_us(const Shape& s, Timer& tm, cudaStream_t stream) {
+// cuBLASLt FP16 alone (first) and dequantize-then-cuBLASLt on the real operands (second).
+std::pair<double, double> cublas_fp16_us(const Shape& s, const DeviceTensors& dt, Timer& tm,
+                                         cudaStream_t stream) {
   DeviceBuffer a(size_t(s.m * s.k) * 2), b(size_t(s.n * s.k) * 2), c(size_t(s.m * s.n) * 2);
   DeviceBuffer ws(size_t(32) << 20);
   fill_half<<<1024, 256, 0, stream>>>(a.get<__half>(), s.m * s.k);
@@ -88,7 +93,7 @@ double cublas_fp16_us(const Shape& s, Timer& tm, cudaStream_t stream) {
   cublasLtMatmulHeuristicResult_t res{};
   int found = 0;
   LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &res, &found));
-  if (found == 0) return -1.0;
+  if (found == 0) return {-1.0, -1.0};
   const float alpha = 1.0f, beta = 0.0f;
   cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
   auto run = [&] {
@@ -97,13 +102,21 @@ double cublas_fp16_us(const Shape& s, Timer& tm, cudaStream_t stream) {
   };
   const auto t = tm.time(run, stream);
   LT_CHECK(last);
+  const Operands ops = dt.view();
+  auto e2e = [&] {
+    dequantize_nvfp4(ops.a, ops.sfa, s.m * s.k / 16, Dequant16::F16, a.get<uint16_t>(), stream);
+    dequantize_nvfp4(ops.b, ops.sfb, s.n * s.k / 16, Dequant16::F16, b.get<uint16_t>(), stream);
+    run();
+  };
+  const auto t2 = tm.time(e2e, stream);
+  LT_CHECK(last);
   cublasLtMatmulPreferenceDestroy(pref);
   cublasLtMatrixLayoutDestroy(la);
   cublasLtMatrixLayoutDestroy(lb);
   cublasLtMatrixLayoutDestroy(lc);
   cublasLtMatmulDescDestroy(op);
   cublasLtDestroy(lt);
-  return t.first;
+  return {t.first, t2.first};
 }
 
 bool parse_shape(const char* s, Shape& out) {
@@ -117,12 +130,13 @@ bool parse_shape(const char* s, Shape& out) {
 
 int main(int argc, char** argv) {
   Timer tm;
-  bool sweep = false;
+  bool sweep = false, diag = false;
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     Shape s;
     if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) tm.samples = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--diag")) diag = true;
     else if (parse_shape(argv[i], s)) shapes.push_back(s);
     else { std::fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
   }
@@ -139,25 +153,37 @@ int main(int argc, char** argv) {
     dt.allocate(s);
     generate_device(Problem{s, Dist::GpuMode, 1}, dt, stream.get());
     const sm90::Config best = sm90::choose_config(s, prop.multiProcessorCount);
-    std::vector<sm90::Config> variants{best};
-    const int splits[] = {1, 2, 3, 4, 5, 6, 8};
-    for (int bn : {128, 192, 224, 256})
-      for (int sp : splits) {
-        if (!sweep && !(s.m <= 256 ? true : sp <= 2)) continue;
-        if (!sweep && s.m > 256 && bn != 256 && bn != 128) continue;
-        const sm90::Config c = sm90::normalize(s, sm90::Config{bn, sp});
-        if (c.split != sp || (c.bn == best.bn && c.split == best.split)) continue;
-        if (sm90::workspace_bytes(s, c) > (size_t(2) << 30)) continue;
-        variants.push_back(c);
-      }
-    // Diagnostic variants (wrong results, excluded from the bit check): same tile as the best
-    // 256-wide config without the decodes, and without the wgmmas.
-    const sm90::Config d0 = sm90::normalize(s, sm90::Config{256, best.bn == 256 ? best.split : 1});
-    variants.push_back(sm90::Config{256, d0.split, 1});
-    variants.push_back(sm90::Config{256, d0.split, 2});
-    const double cub = cublas_fp16_us(s, tm, stream.get());
-    std::printf("shape %lldx%lldx%lld  cuBLASLt fp16: %.1f us (%.0f TFLOP/s)\n", (long long)s.m,
-                (long long)s.n, (long long)s.k, cub, s.flops() / cub * 1e-6);
+    std::vector<sm90::Config> variants{best, sm90::choose_config_v1(s, prop.multiProcessorCount)};
+    auto add = [&](sm90::Config c) {
+      c = sm90::normalize(s, c);
+      for (const auto& v : variants)
+        if (v.version == c.version && v.bn == c.bn && v.split == c.split && v.amode == c.amode &&
+            v.diag == c.diag && v.producers == c.producers)
+          return;
+      if (sm90::workspace_bytes(s, c) > (size_t(2) << 30)) return;
+      variants.push_back(c);
+    };
+    const bool small = s.m <= 512;
+    for (int amode : {0, 1})
+      for (int bn : {128, 192, 224, 256})
+        for (int sp : {1, 2, 3, 4, 6, 8}) {
+          if (!sweep && !small && sp > 1) continue;
+          if (!sweep && small && amode == 1 && bn != 224 && bn != 128) continue;
+          const sm90::Config c = sm90::normalize(s, sm90::Config{bn, sp, 0, 2, amode});
+          if (c.split != sp) continue;
+          add(c);
+          if (bn <= 192) add(sm90::Config{bn, sp, 0, 2, amode, 2});
+        }
+    if (diag) {  // diagnostics (wrong results by design, excluded from the bit check)
+      const sm90::Config d0 = sm90::normalize(s, sm90::Config{256, 1, 0, 1, 0});
+      variants.push_back(sm90::Config{256, d0.split, 1, 1, 0});
+      variants.push_back(sm90::Config{256, d0.split, 2, 1, 0});
+      const sm90::Config d2 = sm90::normalize(s, sm90::Config{256, small ? 4 : 1, 0, 2, 0});
+      for (int dg : {1, 2, 4}) variants.push_back(sm90::Config{256, d2.split, dg, 2, 0});
+    }
+    const auto [cub, e2e] = cublas_fp16_us(s, dt, tm, stream.get());
+    std::printf("shape %lldx%lldx%lld  cuBLASLt fp16: %.1f us (%.0f TFLOP/s)  dequant+cuBLASLt: %.1f us\n",
+                (long long)s.m, (long long)s.n, (long long)s.k, cub, s.flops() / cub * 1e-6, e2e);
     std::vector<uint16_t> ref(size_t(s.m * s.n)), got(ref.size());
     for (size_t v = 0; v < variants.size(); ++v) {
       const sm90::Config c = variants[v];
@@ -172,9 +198,9 @@ int main(int argc, char** argv) {
       int64_t diff = 0;
       if (c.diag == 0)
         for (size_t i = 0; i < got.size(); ++i) diff += got[i] != ref[i] || got[i] == kPoisonFp16;
-      std::printf("  %-4s %-16s %8.1f us  min %8.1f  %6.0f TFLOP/s  x%.2f vs cuBLAS%s\n",
-                  v == 0 ? "auto" : "", sm90::describe(c).c_str(), t.first, t.second,
-                  s.flops() / t.first * 1e-6, cub / t.first,
+      std::printf("  %-4s %-24s %8.1f us  min %8.1f  %6.0f TFLOP/s  x%.2f vs cuBLAS  x%.2f vs deq+cuBLAS%s\n",
+                  v == 0 ? "auto" : v == 1 ? "v1" : "", sm90::describe(c).c_str(), t.first, t.second,
+                  s.flops() / t.first * 1e-6, cub / t.first, e2e / t.first,
                   diff ? (" MISMATCH " + std::to_string(diff)).c_str() : "");
     }
     std::fflush(stdout);

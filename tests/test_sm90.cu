@@ -188,24 +188,33 @@ TEST(Sm90Gemm, BenchmarkShapes) {
     }
 }
 
-// Every tile width and split path on shapes that are not multiples of anything.
+// Every tile width and split path, both kernel versions and both v2 A modes, on shapes that
+// are not multiples of anything.
 TEST(Sm90Gemm, AwkwardShapesEveryConfig) {
   NVFP4_REQUIRE_SM90();
   const Shape shapes[] = {{200, 300, 512, 1}, {1, 8, 64, 1},     {130, 260, 192, 3},
-                          {129, 1000, 320, 2}, {64, 33, 128, 1}, {257, 129, 64, 1}};
+                          {129, 1000, 320, 2}, {64, 33, 128, 1}, {257, 129, 64, 1},
+                          {300, 520, 256, 2}};
+  std::vector<sm90::Config> configs;
+  for (int bn : {128, 192, 224, 256}) {
+    for (int split : {1, 3}) configs.push_back(sm90::Config{bn, split, 0, 1, 0});
+    for (int amode : {0, 1})
+      for (int split : {1, 3, 8}) {
+        configs.push_back(sm90::Config{bn, split, 0, 2, amode});
+        if (bn <= 192) configs.push_back(sm90::Config{bn, split, 0, 2, amode, 2});
+      }
+  }
   uint64_t seed = 200;
   for (const Shape& s : shapes)
-    for (int bn : {128, 192, 224, 256})
-      for (int split : {1, 3})
-        for (Dist d : {Dist::GpuMode, Dist::Normal}) {
-          const sm90::Config c{bn, split};
-          const Check r = run_and_check(s, d, ++seed, c);
-          EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
-                              << "/" << r.checked << " bad, first " << r.first;
-        }
+    for (const sm90::Config& c : configs)
+      for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+        const Check r = run_and_check(s, d, ++seed, c);
+        EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
+                            << "/" << r.checked << " bad, first " << r.first;
+      }
 }
 
-// Split-K must be bit-reproducible run to run.
+// Split-K must be bit-reproducible run to run (v1: reduction kernel, v2: cluster reduction).
 TEST(Sm90Gemm, SplitKIsDeterministic) {
   NVFP4_REQUIRE_SM90();
   const Shape s{128, 1024, 4096, 1};
@@ -213,14 +222,17 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   DeviceTensors dt;
   dt.allocate(s);
   generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
-  const sm90::Config c{128, 8};
-  DeviceBuffer ws(sm90::workspace_bytes(s, c));
-  std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
-  for (auto* out : {&first, &again}) {
-    poison_device(dt.c.get<uint16_t>(), s.m * s.n, stream.get());
-    sm90::launch(s, dt.view(), c, ws.get(), stream.get());
-    stream.sync();
-    NVFP4_CUDA_CHECK(cudaMemcpy(out->data(), dt.c.get(), out->size() * 2, cudaMemcpyDeviceToHost));
+  for (const sm90::Config c : {sm90::Config{128, 8, 0, 1, 0}, sm90::Config{128, 8, 0, 2, 0},
+                               sm90::Config{256, 5, 0, 2, 1}}) {
+    DeviceBuffer ws(sm90::workspace_bytes(s, c));
+    std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
+    for (auto* out : {&first, &again}) {
+      poison_device(dt.c.get<uint16_t>(), s.m * s.n, stream.get());
+      sm90::launch(s, dt.view(), c, ws.get(), stream.get());
+      stream.sync();
+      NVFP4_CUDA_CHECK(
+          cudaMemcpy(out->data(), dt.c.get(), out->size() * 2, cudaMemcpyDeviceToHost));
+    }
+    EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 2), 0) << sm90::describe(c);
   }
-  EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 2), 0);
 }

@@ -197,6 +197,14 @@ void print_summary(const CaseResult& r, const Context& ctx, std::FILE* out) {
     else
       std::fprintf(out, "peer      %-14s not run: %s\n", p.name.c_str(), p.reason.c_str());
   }
+  if (r.speed_of_light && r.speed_of_light->known) {
+    const SolResult& sol = *r.speed_of_light;
+    std::fprintf(out, "sol       %.2f us (%s bound on %s: %.3g TB/s, %.4g TFLOP/s %s)", sol.sol_s * 1e6,
+                 sol.bound(), sol.gpu.c_str(), sol.bandwidth_tbs, sol.tflops, sol.compute_format.c_str());
+    if (r.kernel_timing && r.kernel_timing->sol_fraction)
+      std::fprintf(out, ", kernel at %.1f%%", 100.0 * *r.kernel_timing->sol_fraction);
+    std::fprintf(out, "\n");
+  }
   for (const auto& n : r.notes) std::fprintf(out, "note      %s\n", n.c_str());
   if (r.exact_kernel)
     std::fprintf(out, "exact     kernel %s, reference %s (%lld sampled elements vs the exact CPU reference)\n",

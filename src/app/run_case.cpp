@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "device/sol.hpp"
 #include "device/cuda_check.hpp"
 #include "reference/cpu_exact.hpp"
 #include "report/json_report.hpp"
@@ -230,6 +231,19 @@ void save_tensors(const std::string& dir, const CaseSpec& spec, const HostTensor
 
 }  // namespace
 
+void apply_speed_of_light(CaseResult& r, const DeviceInfo& dev) {
+  if (!dev.has_gpu) return;
+  const SolResult sol = speed_of_light_for(r.problem.shape, dev, Numerics::FP4);
+  r.speed_of_light = sol;
+  if (!sol.known) return;
+  const std::string basis = fmt::format("{}, {} bound ({})", sol.gpu, sol.bound(), sol.compute_format);
+  for (auto* t : {r.kernel_timing ? &*r.kernel_timing : nullptr,
+                  r.reference_timing ? &*r.reference_timing : nullptr})
+    if (t && t->ran) t->set_speed_of_light(sol.sol_s * 1e6, basis);
+  for (auto& p : r.peers)
+    if (p.ran) p.set_speed_of_light(sol.sol_s * 1e6, basis);
+}
+
 CaseResult run_case(const CaseSpec& spec, Context& ctx) {
   const Shape& s = spec.problem.shape;
   validate_shape(s);
@@ -391,6 +405,7 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
       r.disposition = Disposition::Error;
       r.message = fmt::format("reference '{}' left {} of {} outputs unwritten", r.reference,
                               ref_unwritten, c_elems);
+      apply_speed_of_light(r, ctx.dev);
       return r;
     }
     r.verification = verify_full(s, kernel_out.data(), ref_out.data(), spec.tolerance);
@@ -438,6 +453,7 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
   if (!spec.save_tensors_dir.empty())
     save_tensors(spec.save_tensors_dir, spec, host, kernel_out, sample > 0 ? nullptr : &ref_out,
                  r.kernel, r.reference);
+  apply_speed_of_light(r, ctx.dev);
   return r;
 }
 

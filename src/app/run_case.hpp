@@ -49,6 +49,10 @@ std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name,
 // CUDA failures too (the context may be unusable after a fault).
 CaseResult run_case(const CaseSpec& spec, Context& ctx);
 
+// The problem's speed of light on `dev` (device/sol.hpp), and the fraction of it each timing of
+// the case reaches. Nothing without a GPU.
+void apply_speed_of_light(CaseResult& r, const DeviceInfo& dev);
+
 // Cases whose full CPU check would take too long are sampled automatically.
 constexpr double kAutoSampleMacs = 1.5e11;
 constexpr int64_t kAutoSampleCount = 100000;

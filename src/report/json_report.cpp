@@ -150,6 +150,20 @@ json to_json(const CaseResult& c, bool keep_samples) {
             {"tolerance", {{"rtol", c.tolerance.rtol}, {"atol", c.tolerance.atol}}},
             {"notes", c.notes}};
   if (c.verification) j["verification"] = verify_json(*c.verification);
+  if (c.speed_of_light) {
+    const SolResult& sol = *c.speed_of_light;
+    json sj = {{"known", sol.known}, {"gpu", sol.gpu}};
+    if (!sol.known) {
+      sj["reason"] = sol.reason;
+    } else {
+      sj.update({{"bytes", sol.bytes}, {"flops", sol.flops}, {"memory_us", sol.memory_s * 1e6},
+                 {"compute_us", sol.compute_s * 1e6}, {"sol_us", sol.sol_s * 1e6},
+                 {"bound", sol.bound()}, {"compute_format", sol.compute_format},
+                 {"bandwidth_tbs", sol.bandwidth_tbs}, {"tflops", sol.tflops},
+                 {"basis", sol.compute_basis}});
+    }
+    j["speed_of_light"] = sj;
+  }
   if (c.exact_kernel)
     j["exact_check"] = {{"kernel", verify_json(*c.exact_kernel)},
                         {"reference", verify_json(*c.exact_reference)}};

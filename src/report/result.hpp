@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "device/device_info.hpp"
+#include "device/sol.hpp"
 #include "kernels/kernel.hpp"
 #include "measure/measure.hpp"
 #include "problem/problem.hpp"
@@ -51,6 +52,7 @@ struct CaseResult {
   std::vector<TimingResult> peers;
   TensorBytes bytes;
   std::vector<std::string> notes;
+  std::optional<SolResult> speed_of_light;  // of the problem on this device
 };
 
 struct RunInfo {
