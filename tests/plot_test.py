@@ -96,6 +96,28 @@ class Plot(unittest.TestCase):
             self.assertEqual(side["notes"], [])
             self.check_pngs(side)
 
+    def test_stated_speed_of_light_wins(self):
+        # Memory-bound cases only: sol_us alone would understate the peak; the stated one is used.
+        report = synthetic_report()
+        report["cases"] = report["cases"][:3]
+        for c in report["cases"]:
+            c["speed_of_light"] = {"known": True, "gpu": "B200", "sol_us": c["kernel_timing"]["sol_us"],
+                                   "tflops": PEAK_TFLOPS, "bandwidth_tbs": BW_TBS}
+            del c["kernel_timing"]["sol_us"]
+        with tempfile.TemporaryDirectory() as d:
+            rep = os.path.join(d, "r.json")
+            with open(rep, "w") as f:
+                json.dump(report, f)
+            rc, out, err = plot(rep, "--out", d)
+            self.assertEqual(rc, 0, out + err)
+            with open(os.path.join(d, "r-plot.json")) as f:
+                side = json.load(f)
+            self.assertIn("sol", side["charts"][0]["series"])
+            roof = side["charts"][1]["roofline"]
+            self.assertEqual((roof["peak_tflops"], roof["bandwidth_tbs"]), (PEAK_TFLOPS, BW_TBS))
+            self.assertEqual(roof["source"], "speed_of_light (B200)")
+            self.check_pngs(side)
+
     def test_real_sweep_report_without_sol(self):
         with tempfile.TemporaryDirectory() as d:
             cfg = os.path.join(d, "c.json")
