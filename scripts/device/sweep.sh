@@ -2,8 +2,8 @@
 # Device check of sweeps (issues 6, 7.3, 7.4), run from the repository root after a build in build/:
 #   1. the GPU MODE config end to end (--kernel auto via the config, verification, all peers when the
 #      tool has --peers), report + JSONL;
-#   2. the same sweep killed with SIGTERM after a few records, then --resume: exit 130, no case lost,
-#      none run twice (checked with python);
+#   2. the same cases (10 fixed samples, no peers) killed with SIGTERM after a few records, then
+#      --resume: exit 130, no case lost, none run twice (checked with python);
 #   3. isolation on the GPU: a case killed by its timeout mid-kernel, the next case still passes;
 #   4. --devices all (spreads over 2+ GPUs; on one GPU it says so);
 #   5. --no-isolate on the smoke config (one CUDA context for every case);
@@ -35,9 +35,12 @@ rc=$?
 echo "rc=$rc in $(( ($(date +%s%N) - t0) / 1000000 )) ms"; grep -E '^\[|^sweep: [0-9]' $W/gpumode.log | cut -c1-160
 check "[[ $rc == 0 ]]" "GPU MODE sweep exit 0 (every case passed)"
 
+# Steps 2 and 4 check mechanics, not speed: the same cases with 10 fixed samples and no peers.
+$PY -c "import json,sys; c=json.load(open(sys.argv[1])); c['defaults'].update(iters=10, warmup=2); c['defaults'].pop('peers', None); json.dump(c, open(sys.argv[2], 'w'))" $CFG $W/quick.json
+
 log "2. SIGTERM after 4 records, then --resume"
 rm -f $W/killed.json $W/killed.jsonl
-$BIN sweep $CFG "${peers[@]}" --json $W/killed.json > $W/killed-1.log 2>&1 &
+$BIN sweep $W/quick.json --json $W/killed.json > $W/killed-1.log 2>&1 &
 pid=$!
 for _ in $(seq 1 1200); do
   [[ -f $W/killed.jsonl ]] && (( $(wc -l < $W/killed.jsonl) >= 5 )) && break
@@ -46,7 +49,7 @@ done
 kill -TERM $pid; wait $pid; rc1=$?
 tail -2 $W/killed-1.log
 cp $W/killed.json $W/killed-at-interrupt.json
-$BIN sweep $CFG "${peers[@]}" --json $W/killed.json --resume > $W/killed-2.log 2>&1; rc2=$?
+$BIN sweep $W/quick.json --json $W/killed.json --resume > $W/killed-2.log 2>&1; rc2=$?
 grep -E '^sweep: ' $W/killed-2.log | head -2
 check "[[ $rc1 == 130 ]]" "interrupted sweep exits 130 (got $rc1)"
 check "[[ $rc2 == 0 ]]" "resumed sweep exits 0 (got $rc2)"
@@ -85,7 +88,7 @@ check "[[ $rc == 3 ]] && grep -q 'error .*timed out after 2 s' $W/timeout.log &&
   "timed-out case recorded as error, the next case passed (exit 3)"
 
 log "4. --devices all ($gpus GPU(s))"
-$BIN sweep $CFG --devices all --json $W/devices.json --overwrite > $W/devices.log 2>&1; rc=$?
+$BIN sweep $W/quick.json --devices all --json $W/devices.json --overwrite > $W/devices.log 2>&1; rc=$?
 grep -E '^sweep: ' $W/devices.log | head -3
 $PY - "$W/devices.json" "$gpus" <<'PY'
 import json, sys
