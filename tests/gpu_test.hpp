@@ -12,10 +12,21 @@
   } while (0)
 
 #include <ostream>
+#include <string>
 
 #include "kernels/kernel.hpp"
 
 namespace nvfp4 {
+// A GPU as described to availability checks, for tests of what would run where.
+inline DeviceInfo fake_gpu(const std::string& name, int major, int minor) {
+  DeviceInfo d;
+  d.has_gpu = true;
+  d.name = name;
+  d.cc_major = major;
+  d.cc_minor = minor;
+  return d;
+}
+
 // Readable parameter names in gtest output ("128x256x256 L=1" rather than a byte dump).
 inline void PrintTo(const Shape& s, std::ostream* os) {
   *os << s.m << "x" << s.n << "x" << s.k << " L=" << s.l;

@@ -4,6 +4,8 @@
 #include <cublasLt.h>
 #include <gtest/gtest.h>
 
+#include "gpu_test.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <iterator>
@@ -25,15 +27,6 @@ using namespace nvfp4;
 using namespace nvfp4::lt;
 
 namespace {
-
-DeviceInfo fake_gpu(const std::string& name, int major, int minor) {
-  DeviceInfo d;
-  d.has_gpu = true;
-  d.name = name;
-  d.cc_major = major;
-  d.cc_minor = minor;
-  return d;
-}
 
 DeviceInfo no_gpu() {
   DeviceInfo d;

@@ -3,25 +3,14 @@
 // shape rules. (Running it needs a B200; bench/notes-sm100.md has that checklist.)
 #include <gtest/gtest.h>
 
+#include "gpu_test.hpp"
+
 #include <string>
 
 #include "device/device_info.hpp"
 #include "kernels/kernel.hpp"
 
 using namespace nvfp4;
-
-namespace {
-
-DeviceInfo gpu(const char* name, int major, int minor) {
-  DeviceInfo d;
-  d.has_gpu = true;
-  d.name = name;
-  d.cc_major = major;
-  d.cc_minor = minor;
-  return d;
-}
-
-}  // namespace
 
 TEST(Sm100Kernel, IsRegisteredAsAKernel) {
   const auto g = make_gemm("sm100", Role::Kernel);
@@ -35,9 +24,9 @@ TEST(Sm100Kernel, IsRegisteredAsAKernel) {
 TEST(Sm100Kernel, AvailableOnlyOnComputeCapability10_0) {
   const auto g = make_gemm("sm100", Role::Kernel);
   ASSERT_NE(g, nullptr);
-  EXPECT_TRUE(g->availability(gpu("NVIDIA B200", 10, 0)).ok);
-  for (const DeviceInfo& d : {gpu("NVIDIA H200", 9, 0), gpu("NVIDIA B300", 10, 3),
-                              gpu("NVIDIA RTX PRO 6000", 12, 0), gpu("NVIDIA A100", 8, 0)}) {
+  EXPECT_TRUE(g->availability(fake_gpu("NVIDIA B200", 10, 0)).ok);
+  for (const DeviceInfo& d : {fake_gpu("NVIDIA H200", 9, 0), fake_gpu("NVIDIA B300", 10, 3),
+                              fake_gpu("NVIDIA RTX PRO 6000", 12, 0), fake_gpu("NVIDIA A100", 8, 0)}) {
     const Availability a = g->availability(d);
     EXPECT_FALSE(a.ok) << d.name;
     EXPECT_NE(a.reason.find(d.name), std::string::npos) << a.reason;

@@ -2,6 +2,8 @@
 // floors of the facts sheet (section 6), the FP16 fallback without FP4 tensor cores, unknown GPUs.
 #include <gtest/gtest.h>
 
+#include "gpu_test.hpp"
+
 #include <cmath>
 
 #include "device/device_info.hpp"
@@ -11,15 +13,6 @@
 using namespace nvfp4;
 
 namespace {
-
-DeviceInfo fake_gpu(const std::string& name, int major, int minor) {
-  DeviceInfo d;
-  d.has_gpu = true;
-  d.name = name;
-  d.cc_major = major;
-  d.cc_minor = minor;
-  return d;
-}
 
 GpuSpec spec(const std::string& device_name, int major, int minor) {
   const auto g = find_gpu_spec(device_name, major, minor);
