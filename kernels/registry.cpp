@@ -7,8 +7,9 @@ namespace nvfp4 {
 std::unique_ptr<Gemm> make_naive_gemm();
 std::unique_ptr<Gemm> make_host_gemm();
 
-const std::vector<RegistryEntry>& registry() {
-  static const std::vector<RegistryEntry> entries = [] {
+namespace {
+std::vector<RegistryEntry>& entries() {
+  static std::vector<RegistryEntry> all = [] {
     const GemmFactory factories[] = {
         // kernels under test
         make_naive_gemm,
@@ -17,13 +18,28 @@ const std::vector<RegistryEntry>& registry() {
         make_cpu_exact_reference,
     };
     std::vector<RegistryEntry> out;
-    for (GemmFactory f : factories) {
+    for (const GemmFactory& f : factories) {
       const auto g = f();
       out.push_back({g->name(), g->role(), f});
     }
     return out;
   }();
-  return entries;
+  return all;
+}
+}  // namespace
+
+const std::vector<RegistryEntry>& registry() { return entries(); }
+
+bool gemm_name_taken(const std::string& name) {
+  for (const auto& e : registry())
+    if (e.name == name) return true;
+  return false;
+}
+
+bool register_gemm(RegistryEntry entry) {
+  if (gemm_name_taken(entry.name)) return false;
+  entries().push_back(std::move(entry));
+  return true;
 }
 
 std::unique_ptr<Gemm> make_gemm(const std::string& name, Role role) {
