@@ -4,55 +4,130 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <type_traits>
 #include <cstdio>
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "kernels/plugin/plugin_loader.hpp"
 #include "report/json_report.hpp"
 
 namespace nvfp4 {
+
+namespace {
+
+// CLI11 2.1 reads hex, clamps out-of-range integers and reports a bad value as "--m = 16,abc":
+// every number is checked here first (decimal only, in range), naming the value.
+template <class T>
+CLI::Validator integer_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        T v{};
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range)
+          return fmt::format("'{}' is out of range ({} to {})", text, std::numeric_limits<T>::min(),
+                             std::numeric_limits<T>::max());
+        if (ec != std::errc() || ptr != end)
+          return fmt::format("'{}' is not {}", text, std::is_signed_v<T> ? "a decimal integer"
+                                                                         : "a non-negative decimal integer");
+        return {};
+      },
+      "");
+}
+
+CLI::Validator number_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        (void)std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return fmt::format("'{}' is not a number", text);
+        if (errno == ERANGE) return fmt::format("'{}' is out of range", text);
+        return {};
+      },
+      "");
+}
+
+}  // namespace
 
 void add_run_options(CLI::App& app, RunOptions& o) {
   CaseSpec& s = o.spec;
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
   s.problem.shape = {128, 7168, 16384, 1};
-  app.add_option("--m", s.problem.shape.m, "rows of A and C")->capture_default_str();
-  app.add_option("--n", s.problem.shape.n, "rows of B, columns of C")->capture_default_str();
-  app.add_option("--k", s.problem.shape.k, "reduction size, a multiple of 16")->capture_default_str();
-  app.add_option("--l", s.problem.shape.l, "batch count")->capture_default_str();
-  app.add_option("--seed", s.problem.seed, "seed of the operand generator")->capture_default_str();
+  app.add_option("--m", s.problem.shape.m, "rows of A and C")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--n", s.problem.shape.n, "rows of B, columns of C")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--k", s.problem.shape.k, "reduction size, a multiple of 16")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--l", s.problem.shape.l, "batch count")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--seed", s.problem.seed, "seed of the operand generator")->check(integer_text<uint64_t>())->capture_default_str();
   app.add_option("--dist", o.dist, "operand distribution: gpumode (uniform bytes, scales {0..3}) or "
                                    "normal (N(0,1) quantized per block)")->capture_default_str();
   app.add_option("--kernel", s.kernel, "kernel under test, or auto (see --list)")->capture_default_str();
   app.add_option("--reference", s.reference, "reference, or auto (see --list)")->capture_default_str();
-  app.add_option("--rtol", s.tolerance.rtol, "relative tolerance")->capture_default_str();
-  app.add_option("--atol", s.tolerance.atol, "absolute tolerance")->capture_default_str();
+  app.add_option("--rtol", s.tolerance.rtol, "relative tolerance")->check(number_text())->capture_default_str();
+  app.add_option("--atol", s.tolerance.atol, "absolute tolerance")->check(number_text())->capture_default_str();
   app.add_option("--verify-sample", s.verify_sample,
                  "check N random output elements instead of all (0: all; huge CPU checks are "
-                 "sampled automatically)")->capture_default_str();
+                 "sampled automatically)")->check(integer_text<int64_t>())->capture_default_str();
   o.warmup_option = app.add_option("--warmup", s.measure.warmup,
-                                   "warm-up runs before timing (default 3 on a GPU, 1 on the host backend)");
+                                   "warm-up runs before timing (default 3 on a GPU, 1 on the host backend)")->check(integer_text<int>());
   o.iters_option = app.add_option("--iters", s.measure.iters,
-                 "timed samples (default 20 on a GPU, 3 on the host backend)");
+                 "timed samples (default 20 on a GPU, 3 on the host backend)")->check(integer_text<int>());
   app.add_flag("--no-flush", [&s](int64_t) { s.measure.flush_l2 = false; },
                "do not flush L2 before each sample (hot)");
-  app.add_option("--json", o.json_path, "write the JSON report to this path");
-  app.add_flag("--samples", o.keep_samples, "keep the raw timing samples in the report");
-  app.add_option("--save-tensors", s.save_tensors_dir,
+  auto* json = app.add_option("--json", o.json_path, "write the JSON report to this path");
+  auto* samples = app.add_flag("--samples", o.keep_samples, "keep the raw timing samples in the report");
+  auto* save = app.add_option("--save-tensors", s.save_tensors_dir,
                  "write the problem as .npy files (a, b, sfa, sfb, blocked scales, c, ref) to DIR");
-  app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
-  app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
+  app.add_option("--device", o.device, "CUDA device ordinal")->check(integer_text<int>())->capture_default_str();
+  app.add_option("--kernel-lib", o.kernel_libs,
+                 "load kernels from a plugin library (kernels/plugin/nvfp4bench_plugin.h); "
+                 "repeatable")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->expected(1);
+  auto* list = app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
+  // Combinations that would silently do nothing: refused with one line instead.
+  samples->needs(json);
+  list->excludes(json)->excludes(save)->excludes(samples);
 }
 
 namespace {
 
-void validate_options(RunOptions& o) {
+// An output folder that does not exist yet is created later: its nearest existing ancestor
+// must then be a writable folder.
+void check_output_dir(const char* option, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  if (ec) throw usage_error(fmt::format("{} {}: not a usable path ({})", option, dir, ec.message()));
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec))
+      throw usage_error(fmt::format("{} {}: exists and is not a folder", option, dir));
+  } else {
+    while (!p.empty() && p != p.root_path() && !fs::exists(p, ec)) p = p.parent_path();
+    if (!fs::is_directory(p, ec))
+      throw usage_error(fmt::format("{} {}: {} is not a folder", option, dir, p.string()));
+  }
+  if (access(p.c_str(), W_OK) != 0)
+    throw usage_error(fmt::format("{} {}: folder {} is not writable", option, dir, p.string()));
+}
+
+}  // namespace
+
+void validate_run_options(RunOptions& o) {
   auto d = parse_dist(o.dist);
   if (!d) throw usage_error(fmt::format("--dist '{}': unknown; expected gpumode or normal", o.dist));
   o.spec.problem.dist = *d;
   const auto& t = o.spec.tolerance;
-  if (!(t.rtol >= 0)) throw usage_error(fmt::format("--rtol {}: must be >= 0", t.rtol));
-  if (!(t.atol >= 0)) throw usage_error(fmt::format("--atol {}: must be >= 0", t.atol));
+  if (!(t.rtol >= 0) || !std::isfinite(t.rtol))
+    throw usage_error(fmt::format("--rtol {}: must be a finite number >= 0", t.rtol));
+  if (!(t.atol >= 0) || !std::isfinite(t.atol))
+    throw usage_error(fmt::format("--atol {}: must be a finite number >= 0", t.atol));
   if (o.spec.verify_sample < 0)
     throw usage_error(fmt::format("--verify-sample {}: must be >= 0", o.spec.verify_sample));
   if (o.spec.measure.warmup < 0)
@@ -62,12 +137,20 @@ void validate_options(RunOptions& o) {
   if (o.device < 0) throw usage_error(fmt::format("--device {}: must be >= 0", o.device));
   // Output paths are checked before anything runs, so no measurement is lost to a typo.
   if (!o.json_path.empty()) {
-    const auto parent = std::filesystem::absolute(o.json_path).parent_path();
-    if (!std::filesystem::is_directory(parent) || access(parent.c_str(), W_OK) != 0)
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(o.json_path, ec);
+    const auto parent = abs.parent_path();
+    if (ec || abs.filename().empty() || std::filesystem::is_directory(abs, ec))
+      throw usage_error(fmt::format("--json {}: not a file path", o.json_path));
+    if (!std::filesystem::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0)
       throw usage_error(fmt::format("--json {}: folder {} does not exist or is not writable",
                                     o.json_path, parent.string()));
   }
+  if (!o.spec.save_tensors_dir.empty()) check_output_dir("--save-tensors", o.spec.save_tensors_dir);
+  if (!o.list) validate_shape(o.spec.problem.shape);
 }
+
+namespace {
 
 std::string time_line(const TimingResult& t) {
   const Stats& s = t.measurement.stats;
@@ -129,6 +212,8 @@ int list_command(const DeviceInfo& dev) {
       const auto g = e.make();
       Availability a = g->availability(dev);
       if (a.ok && !dev.has_gpu && g->space() == Space::Device) a = {false, "needs a CUDA device"};
+      if (a.ok && dev.has_gpu && g->space() == Space::Host && role == Role::Kernel)
+        a = {false, "a host kernel runs only on the host backend (no CUDA device)"};
       std::printf("  %-16s %-13s %s\n", g->name().c_str(), a.ok ? "available" : "unavailable",
                   g->description().c_str());
       if (!a.ok) std::printf("  %-16s %-13s why: %s\n", "", "", a.reason.c_str());
@@ -138,7 +223,8 @@ int list_command(const DeviceInfo& dev) {
 }
 
 int run_command(RunOptions& o, int argc, char** argv) {
-  validate_options(o);
+  validate_run_options(o);
+  for (const auto& lib : o.kernel_libs) (void)load_kernel_library(lib);
   Context ctx = Context::create(o.device);
   if (o.list) return list_command(ctx.dev);
   if (!ctx.gpu()) {
