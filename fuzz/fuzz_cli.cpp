@@ -42,6 +42,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 // TODO(lead, after merging branch `sweep`): fuzz the sweep config parser the same way - a second
 // target fuzz_sweep_config.cpp whose LLVMFuzzerTestOneInput calls
-//     parse_sweep_config(std::string(data, data + size), "<fuzz>")
-// catching only nvfp4::Error (a refusal must be exit 2 with one line), registered in
-// fuzz/CMakeLists.txt with the seeds of configs/*.json as its corpus.
+//     nvfp4::sweep::parse_config_text(std::string(data, data + size), "<fuzz>")
+// (src/sweep/config.hpp on that branch) catching only nvfp4::Error - a refusal must be exit 2
+// with one line - registered in fuzz/CMakeLists.txt with configs/*.json as its seed corpus.

@@ -125,9 +125,8 @@ class PluginGpu(unittest.TestCase, Report):
 
 class PluginSweep(unittest.TestCase):
     """A kernel that never returns is only survivable with process isolation and a per-case
-    timeout: `nvfp4bench sweep --isolate --case-timeout SECONDS` (branch `sweep`).
-    INTEGRATION: the config keys and the JSONL output used here are this test's assumption of the
-    sweep's format; adjust them to configs/README when the branches meet."""
+    timeout: `nvfp4bench --kernel-lib LIB sweep CONFIG --isolate --case-timeout SECONDS` (branch
+    `sweep`, configs/README). It needs the sweep to hand --kernel-lib on to its child processes."""
 
     def setUp(self):
         rc, out, err = run(["sweep", "--help"], HOST_ENV, timeout=60)
@@ -137,22 +136,23 @@ class PluginSweep(unittest.TestCase):
 
     def test_hang_times_out_and_the_next_case_runs(self):
         with tempfile.TemporaryDirectory() as d:
-            cfg, out_path = os.path.join(d, "sweep.json"), os.path.join(d, "out.jsonl")
+            cfg, rep = os.path.join(d, "hang.json"), os.path.join(d, "hang-report.json")
             with open(cfg, "w") as f:
-                json.dump({"cases": [
-                    {"m": 16, "n": 16, "k": 64, "kernel": "broken-hang-host"},
-                    {"m": 16, "n": 16, "k": 64, "kernel": "example-host"},
+                json.dump({"name": "hang", "defaults": {"warmup": 0, "iters": 1}, "cases": [
+                    {"name": "hang", "shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["broken-hang-host"]},
+                    {"name": "after", "shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["example-host"]},
                 ]}, f)
-            rc, out, err = run(["--kernel-lib", lib("broken_host"), "--kernel-lib", lib("example_host"),
-                                "sweep", "--isolate", "--case-timeout", "2", "--jsonl", out_path, cfg],
-                               HOST_ENV, timeout=120)
-            with open(out_path) as f:
-                cases = [json.loads(l) for l in f if l.strip()]
-            self.assertEqual(len(cases), 2, out + err)
-            self.assertEqual(cases[0]["disposition"], "error")
-            self.assertIn("timed out", cases[0]["message"])
-            self.assertEqual(cases[1]["disposition"], "passed")
-            self.assertNotEqual(rc, 0)
+            p = subprocess.run([BIN, "--kernel-lib", lib("broken_host"), "--kernel-lib", lib("example_host"),
+                                "sweep", cfg, "--isolate", "--case-timeout", "2", "--json", rep,
+                                "--progress", "off"], capture_output=True, text=True, timeout=120,
+                               env=HOST_ENV, cwd=d)
+            self.assertEqual(p.returncode, 3, p.stdout + p.stderr)  # an error, nothing incorrect
+            with open(rep) as f:
+                by = {c["sweep"]["name"]: c for c in json.load(f)["cases"]}
+            self.assertEqual(by["hang"]["disposition"], "error")
+            self.assertIn("timed out", by["hang"]["message"])
+            self.assertEqual(by["after"]["disposition"], "passed", by["after"].get("message"))
+            self.assertEqual(by["after"]["kernel"]["name"], "example-host")
 
 
 if __name__ == "__main__":
