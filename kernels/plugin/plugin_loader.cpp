@@ -85,6 +85,15 @@ class PluginGemm final : public Gemm {
   std::string name_, description_;
 };
 
+struct Loaded {
+  std::string path;  // absolute
+  std::vector<std::string> names;
+};
+std::vector<Loaded>& loaded() {
+  static std::vector<Loaded> all;
+  return all;
+}
+
 bool valid_name(const char* name) {
   if (!name) return false;
   const size_t n = strnlen(name, 65);
@@ -106,7 +115,9 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
   if (!fs::exists(path, ec)) throw bad("no such file");
   if (!fs::is_regular_file(path, ec)) throw bad("not a regular file");
   // An absolute path, so dlopen never searches LD_LIBRARY_PATH for a name the user did not mean.
-  const std::string abs = fs::absolute(path, ec).string();
+  const std::string abs = fs::weakly_canonical(fs::absolute(path, ec), ec).string();
+  for (const Loaded& l : loaded())
+    if (l.path == abs) return l.names;
   // The handle is never closed: kernels (and CUDA modules) stay valid until exit.
   void* handle = dlopen(abs.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -152,7 +163,14 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
                                       }});
     if (!added) throw bad(fmt::format("kernel '{}': the name is already taken", k.name));
   }
+  loaded().push_back({abs, names});
   return names;
+}
+
+std::vector<std::string> loaded_kernel_libraries() {
+  std::vector<std::string> out;
+  for (const Loaded& l : loaded()) out.push_back(l.path);
+  return out;
 }
 
 }  // namespace nvfp4

@@ -1,6 +1,7 @@
 #include "app/cli.hpp"
 
 #include "core/error.hpp"
+#include "kernels/plugin/plugin_loader.hpp"
 
 namespace nvfp4 {
 
@@ -41,7 +42,7 @@ int CommandLine::parse(int argc, const char* const* argv, std::string& message) 
   for (const auto& s : subs_)
     if (s.app->parsed()) return kExecute;  // a subcommand checks its own values when it runs
   try {
-    validate_run_options(run_);
+    validate_options(run_);
   } catch (const Error& e) {
     message = e.what();
     return e.exit_code();
@@ -50,6 +51,9 @@ int CommandLine::parse(int argc, const char* const* argv, std::string& message) 
 }
 
 int CommandLine::execute(int argc, char** argv) {
+  // Plugins first, for every command: --list, the run, and subcommands (a sweep hands the
+  // libraries on to its child processes through loaded_kernel_libraries()).
+  for (const auto& lib : run_.kernel_libs) (void)load_kernel_library(lib);
   if (const int rc = dispatch_subcommand(subs_, argc, argv); rc >= 0) return rc;
   return run_command(run_, argc, argv);
 }

@@ -119,7 +119,7 @@ void check_output_dir(const char* option, const std::string& dir) {
 
 }  // namespace
 
-void validate_run_options(RunOptions& o) {
+void validate_options(RunOptions& o) {
   auto d = parse_dist(o.dist);
   if (!d) throw usage_error(fmt::format("--dist '{}': unknown; expected gpumode or normal", o.dist));
   o.spec.problem.dist = *d;
@@ -223,8 +223,8 @@ int list_command(const DeviceInfo& dev) {
 }
 
 int run_command(RunOptions& o, int argc, char** argv) {
-  validate_run_options(o);
-  for (const auto& lib : o.kernel_libs) (void)load_kernel_library(lib);
+  validate_options(o);
+  for (const auto& lib : o.kernel_libs) (void)load_kernel_library(lib);  // no-op when loaded
   Context ctx = Context::create(o.device);
   if (o.list) return list_command(ctx.dev);
   if (!ctx.gpu()) {

@@ -20,7 +20,7 @@ struct RunOptions {
   bool list = false;
   bool keep_samples = false;
   int device = 0;
-  std::vector<std::string> kernel_libs;  // --kernel-lib, loaded by run_command
+  std::vector<std::string> kernel_libs;  // --kernel-lib, loaded by CommandLine::execute
   CLI::Option* iters_option = nullptr;  // to tell a user's --iters from the default
   CLI::Option* warmup_option = nullptr;
 };
@@ -28,7 +28,7 @@ struct RunOptions {
 void add_run_options(CLI::App& app, RunOptions& o);
 // Checks the values CLI11 cannot (names, ranges, shapes, output folders) without running or
 // writing anything; throws usage_error (exit 2) with one line naming the option.
-void validate_run_options(RunOptions& o);
+void validate_options(RunOptions& o);
 // The default command: one problem (or --list). Returns the exit code.
 int run_command(RunOptions& o, int argc, char** argv);
 // `--list`: kernels, references and peers with their availability here.
