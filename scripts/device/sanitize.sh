@@ -5,7 +5,8 @@
 #     kernel and device reference (from `nvfp4bench --list`, plus the example CUDA plugin), on
 #     small shapes, one checked run each (--iters 1 --warmup 0);
 #   - memcheck on the broken plugin that stores one element past C, which a plain run cannot
-#     see: it must be CAUGHT.
+#     see: it must be CAUGHT;
+#   - an oversized problem must be refused with exit 3 "out of device memory".
 # Full logs go to $OUT/sanitize/; the output is one line per run with its ERROR SUMMARY.
 #   Usage: OUT=out scripts/device/sanitize.sh        (exit 1 when a clean run reports errors
 #                                                     or the planted bug is missed)
@@ -84,6 +85,12 @@ for kern in broken-oob-edge broken-oob; do
     --iters 1 --warmup 0 > "$LOGS/plain-$kern.log" 2>&1
   echo "plain    $kern: exit $? $(tail -1 "$LOGS/plain-$kern.log" | cut -c1-100)"
 done
+
+# A problem larger than the GPU: refused up front (exit 3, "out of device memory"), no allocation.
+"$BIN" --m 1048576 --n 1048576 --k 1048576 > "$LOGS/oom.log" 2>&1
+rc=$?
+if [[ $rc -eq 3 ]] && grep -q "out of device memory" "$LOGS/oom.log"; then verdict=ok; else verdict=FAIL; bad=$((bad+1)); fi
+echo "$verdict       oversized problem: exit $rc $(tail -1 "$LOGS/oom.log" | cut -c1-110)"
 
 echo "sanitize.sh: $bad unexpected result(s); logs in $LOGS"
 [[ $bad -eq 0 ]]

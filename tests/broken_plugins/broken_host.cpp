@@ -10,7 +10,7 @@
 
 namespace {
 
-enum class Fault { Nan, Unwritten, Hang, Status, None };
+enum class Fault { Nan, Unwritten, Hang, Status, Oob, None };
 
 int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o, void*, void*,
             char* msg, size_t size) {
@@ -27,6 +27,10 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
     case Fault::Status:  // fails politely, with a two-line message the tool must flatten
       snprintf(msg, size, "deliberate failure for the tests\nsecond line");
       return NVFP4BENCH_ERROR;
+    case Fault::Oob:  // one element past C: only AddressSanitizer sees it (the asan_* test)
+      nvfp4_example::host_gemm(*p, *o, p->m);
+      o->c[p->l * p->m * p->n] = 0;
+      return NVFP4BENCH_OK;
     case Fault::None:
       nvfp4_example::host_gemm(*p, *o, p->m);
       return NVFP4BENCH_OK;
@@ -42,7 +46,7 @@ int32_t k64_only(void*, const nvfp4bench_problem* p, char* msg, size_t size) {
 }
 
 Fault kNan = Fault::Nan, kUnwritten = Fault::Unwritten, kHang = Fault::Hang,
-      kStatus = Fault::Status, kNone = Fault::None;
+      kStatus = Fault::Status, kOob = Fault::Oob, kNone = Fault::None;
 
 const nvfp4bench_kernel kKernels[] = {
     {"broken-nan-host", "test plugin: writes one NaN", NVFP4BENCH_SPACE_HOST, 0, 0, &kNan,
@@ -53,6 +57,8 @@ const nvfp4bench_kernel kKernels[] = {
      nullptr, nullptr, run},
     {"broken-status-host", "test plugin: returns an error status", NVFP4BENCH_SPACE_HOST, 0, 0,
      &kStatus, nullptr, nullptr, run},
+    {"broken-oob-host", "test plugin: stores one element past C (AddressSanitizer finds it)",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kOob, nullptr, nullptr, run},
     {"k64-host", "test plugin: correct, refuses K not a multiple of 64", NVFP4BENCH_SPACE_HOST,
      0, 0, &kNone, k64_only, nullptr, run},
 };
