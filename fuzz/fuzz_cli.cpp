@@ -39,9 +39,3 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     __builtin_trap();  // a refusal is exactly one non-empty line
   return 0;
 }
-
-// TODO(lead, after merging branch `sweep`): fuzz the sweep config parser the same way - a second
-// target fuzz_sweep_config.cpp whose LLVMFuzzerTestOneInput calls
-//     nvfp4::sweep::parse_config_text(std::string(data, data + size), "<fuzz>")
-// (src/sweep/config.hpp on that branch) catching only nvfp4::Error - a refusal must be exit 2
-// with one line - registered in fuzz/CMakeLists.txt with configs/*.json as its seed corpus.

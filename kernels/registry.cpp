@@ -1,11 +1,15 @@
 // Every implementation the tool knows: adding one is one line here.
 #include "kernels/kernel.hpp"
+#include "peers/peers.hpp"
 #include "reference/cpu_exact.hpp"
+#include "reference/cublaslt_references.hpp"
 
 namespace nvfp4 {
 
 std::unique_ptr<Gemm> make_naive_gemm();
 std::unique_ptr<Gemm> make_host_gemm();
+std::unique_ptr<Gemm> make_sm90_gemm();   // kernels/sm90 (sm_90a only)
+std::unique_ptr<Gemm> make_sm100_gemm();  // kernels/sm100/sm100.cu (sm_100a only)
 
 namespace {
 std::vector<RegistryEntry>& entries() {
@@ -14,8 +18,19 @@ std::vector<RegistryEntry>& entries() {
         // kernels under test
         make_naive_gemm,
         make_host_gemm,
-        // references
+        make_sm90_gemm,
+        make_sm100_gemm,
+        // references (--reference auto: the available one of highest auto_rank)
+        make_cublaslt_nvfp4_reference,
+        make_cublaslt_f16_reference,
         make_cpu_exact_reference,
+        // peers (peers/peers.hpp lists what each one is)
+        make_cublaslt_nvfp4_peer,
+        make_dequant_f16_peer,
+        make_f16_predeq_peer,
+        make_bf16_predeq_peer,
+        make_fp8_tensor_peer,
+        make_fp8_block_peer,
     };
     std::vector<RegistryEntry> out;
     for (const GemmFactory& f : factories) {

@@ -2,6 +2,7 @@
 """Every row of the README's "Rejected inputs" table, run: the exit code, one line on stderr
 with the row's words, never a stack trace, a sanitizer report or a hang. The table is the
 source: a row that cannot be run, or a run that disagrees with its row, fails here."""
+import json
 import os
 import re
 import shlex
@@ -13,7 +14,6 @@ BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
 PLUGIN_DIR = os.path.abspath(os.environ.get("NVFP4_PLUGIN_DIR", "build/plugins"))
 README = os.environ.get("NVFP4_README", os.path.join(os.path.dirname(__file__), "..", "README.md"))
 BASE = ["--m", "16", "--n", "16", "--k", "64"]
-SWEEP_ROW = "sweep configs: see configs/README"
 # Signs of a crash rather than a refusal.
 CRASH_WORDS = ["terminate called", "Traceback", "Sanitizer", "runtime error:", "Segmentation", "Aborted"]
 
@@ -46,6 +46,17 @@ class RejectTable(unittest.TestCase):
         d = cls.tmp.name
         with open(os.path.join(d, "notes.txt"), "w") as f:
             f.write("not a library\n")
+        # The sweep configs the table names (configs/README: "Sweep configs").
+        shape = {"m": 16, "n": 16, "k": 64}
+        for name, cfg in [("wrong-type.json", {"cases": [{"shape": dict(shape, m="x")}]}),
+                          ("unknown-key.json", {"cases": [{"shape": dict(shape, mm=16)}]}),
+                          ("no-cases.json", {"cases": []})]:
+            with open(os.path.join(d, name), "w") as f:
+                json.dump(cfg, f)
+        with open(os.path.join(d, "huge-number.json"), "w") as f:  # found by fuzz_sweep_config
+            f.write('{"cases": [{"shape": {"m": 1e999, "n": 16, "k": 64}}]}')
+        with open(os.path.join(d, "newline-key.json"), "w") as f:  # found by fuzz_sweep_config
+            f.write('{"cases": [{"sha\\npe": {"m": 16, "n": 16, "k": 64}}]}')
         for name in os.listdir(PLUGIN_DIR):
             if name.endswith(".so"):
                 os.symlink(os.path.join(PLUGIN_DIR, name), os.path.join(d, name))
@@ -62,14 +73,12 @@ class RejectTable(unittest.TestCase):
 
     def test_table_is_there(self):
         rows = table_rows()
-        self.assertGreaterEqual(len(rows), 40)
+        self.assertGreaterEqual(len(rows), 55)
         self.assertTrue(all(e in (1, 2, 3) for _, e, _ in rows))
 
     def test_every_row(self):
         for cell, code, says in table_rows():
             with self.subTest(input=cell):
-                if says == SWEEP_ROW:
-                    continue  # the sweep helper's tests cover these (configs/README)
                 args = code_span(cell)
                 words = code_span(says)
                 self.assertIsNotNone(args, f"row without a command: {cell}")

@@ -55,7 +55,14 @@ class Cli(unittest.TestCase):
             (["--kernel", "nope"], "--kernel 'nope': unknown kernel"),
             (["--reference", "nope"], "--reference 'nope': unknown reference"),
             (["--dist", "cauchy"], "--dist 'cauchy'"),
-            (["--iters", "0"], "--iters 0"),
+            (["--iters", "-1"], "--iters -1"),
+            (["--mode", "warm"], "--mode 'warm'"),
+            (["--rotate", "--mode", "hot"], "conflicting timing modes"),
+            (["--format", "xml", "--output", "x"], "--format 'xml'"),
+            (["--format", "csv"], "needs --output"),
+            (["--noise-target", "0"], "--noise-target 0"),
+            (["--min-clock", "1.5"], "--min-clock 1.5"),
+            (["--output", "/nonexistent-dir/r.csv", "--format", "csv"], "/nonexistent-dir/r.csv"),
             (["--rtol", "-1"], "--rtol -1"),
             (["--m", "1099511627776", "--n", "1099511627776", "--k", "1048576"], "overflows 64 bits"),
             (["--json", "/nonexistent-dir/r.json"], "/nonexistent-dir/r.json"),
@@ -87,7 +94,7 @@ class Cli(unittest.TestCase):
                 self.skipTest("a GPU is present: the host-backend run is tested on GPU-less machines")
             with open(rep) as f:
                 r = json.load(f)
-            self.assertEqual(r["schema_version"], 1)
+            self.assertEqual(r["schema_version"], 2)
             self.assertEqual(r["backend"], "host")
             self.assertIn("git_revision", r["tool"])
             c = r["cases"][0]

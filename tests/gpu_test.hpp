@@ -10,3 +10,14 @@
     const ::nvfp4::DeviceInfo nvfp4_dev_ = ::nvfp4::query_device(0);                     \
     if (!nvfp4_dev_.has_gpu) GTEST_SKIP() << "needs a CUDA GPU: " << nvfp4_dev_.no_gpu_reason; \
   } while (0)
+
+#include <ostream>
+
+#include "kernels/kernel.hpp"
+
+namespace nvfp4 {
+// Readable parameter names in gtest output ("128x256x256 L=1" rather than a byte dump).
+inline void PrintTo(const Shape& s, std::ostream* os) {
+  *os << s.m << "x" << s.n << "x" << s.k << " L=" << s.l;
+}
+}  // namespace nvfp4

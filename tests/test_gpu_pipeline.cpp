@@ -41,7 +41,9 @@ TEST_P(NaiveVsExact, Matches) {
     spec.problem = {GetParam(), d, 77};
     spec.kernel = "naive";
     spec.reference = "cpu-exact";
-    spec.measure = {0, 1, true};
+    spec.measure.warmup = 0;
+    spec.measure.warmup_s = 0;
+    spec.measure.iters = 1;
     const CaseResult r = run_case(spec, ctx);
     ASSERT_TRUE(r.verification);
     EXPECT_EQ(r.verification->mode, "full");

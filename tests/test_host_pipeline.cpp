@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "app/run_case.hpp"
+#include "report/json_report.hpp"
 #include "reference/cpu_exact.hpp"
 
 using namespace nvfp4;
@@ -32,7 +33,8 @@ TEST(HostPipeline, RunCaseOnHostBackendPassesAndSamples) {
   ctx.dev.has_gpu = false;
   CaseSpec spec;
   spec.problem = {{64, 80, 256, 2}, Dist::Normal, 9};
-  spec.measure = {0, 1, false};
+  spec.measure.warmup = 0;
+  spec.measure.iters = 1;
   CaseResult r = run_case(spec, ctx);
   EXPECT_EQ(r.kernel, "host");
   EXPECT_EQ(r.reference, "cpu-exact");
@@ -91,4 +93,34 @@ TEST(HostPipeline, UnknownKernelIsAUsageErrorListingNames) {
     EXPECT_EQ(e.exit_code(), kExitBadInput);
     EXPECT_NE(std::string(e.what()).find("--kernel 'nope': unknown kernel; expected one of: auto, naive, host"), std::string::npos) << e.what();
   }
+}
+
+TEST(SpeedOfLight, FilledForAKnownGpuAndAbsentWithoutOne) {
+  CaseResult r;
+  r.problem.shape = {128, 7168, 16384, 1};
+  TimingResult t;
+  t.ran = true;
+  t.measurement.stats.median = 100.0;  // us
+  r.kernel_timing = t;
+  DeviceInfo dev;
+  apply_speed_of_light(r, dev);  // no GPU: nothing
+  EXPECT_FALSE(r.speed_of_light);
+  dev.has_gpu = true;
+  dev.name = "NVIDIA H200";
+  dev.cc_major = 9;
+  apply_speed_of_light(r, dev);
+  ASSERT_TRUE(r.speed_of_light);
+  ASSERT_TRUE(r.speed_of_light->known);
+  // H200 has no FP4 tensor cores: the FP16 rate bounds this problem (compute bound).
+  EXPECT_STREQ(r.speed_of_light->bound(), "compute");
+  ASSERT_TRUE(r.kernel_timing->sol_fraction);
+  EXPECT_NEAR(*r.kernel_timing->sol_fraction, r.speed_of_light->sol_s * 1e6 / 100.0, 1e-12);
+  const auto j = to_json(r, false);
+  EXPECT_EQ(j["speed_of_light"]["bound"], "compute");
+  EXPECT_GT(j["speed_of_light"]["sol_us"].get<double>(), 20.0);
+  dev.name = "Mystery GPU";
+  dev.cc_major = 7;
+  apply_speed_of_light(r, dev);
+  EXPECT_FALSE(r.speed_of_light->known);
+  EXPECT_EQ(to_json(r, false)["speed_of_light"]["known"], false);
 }

@@ -7,15 +7,16 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <type_traits>
-#include <cstdio>
-#include <filesystem>
 
 #include "core/error.hpp"
 #include "kernels/plugin/plugin_loader.hpp"
 #include "report/json_report.hpp"
+#include "report/writer.hpp"
 
 namespace nvfp4 {
 
@@ -74,17 +75,63 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--verify-sample", s.verify_sample,
                  "check N random output elements instead of all (0: all; huge CPU checks are "
                  "sampled automatically)")->check(integer_text<int64_t>())->capture_default_str();
-  o.warmup_option = app.add_option("--warmup", s.measure.warmup,
-                                   "warm-up runs before timing (default 3 on a GPU, 1 on the host backend)")->check(integer_text<int>());
-  o.iters_option = app.add_option("--iters", s.measure.iters,
-                 "timed samples (default 20 on a GPU, 3 on the host backend)")->check(integer_text<int>());
-  app.add_flag("--no-flush", [&s](int64_t) { s.measure.flush_l2 = false; },
-               "do not flush L2 before each sample (hot)");
-  auto* json = app.add_option("--json", o.json_path, "write the JSON report to this path");
+  // Measurement (src/measure/measure.hpp).
+  MeasureOptions& mo = s.measure;
+  o.mode_option = app.add_option("--mode", o.mode,
+                 "timing mode: cold (L2 flushed before each launch), hot (back to back, L2 warm), "
+                 "rotate (back-to-back launches over operand copies totalling >= 3x L2), graph "
+                 "(the rotate batch captured in a CUDA graph and replayed)")->capture_default_str();
+  app.add_flag("--no-flush", o.no_flush, "same as --mode hot");
+  app.add_flag("--rotate", o.rotate, "same as --mode rotate");
+  app.add_flag("--graph", o.graph, "same as --mode graph");
+  o.warmup_option = app.add_option("--warmup", mo.warmup,
+                 "warm-up runs before timing, at least (default 3 on a GPU, 1 on the host backend)")
+      ->check(integer_text<int>());
+  app.add_option("--warmup-time", mo.warmup_s, "and at least this many seconds of warm-up")
+      ->check(number_text())
+      ->capture_default_str();
+  o.iters_option = app.add_option("--iters", mo.iters,
+                 "exactly N timed samples; 0: adaptive, until the noise target (default: adaptive "
+                 "on a GPU, 3 on the host backend)")->check(integer_text<int>());
+  app.add_option("--noise-target", o.noise_target_pct,
+                 "adaptive: stop when the median's relative standard error is under this percent")
+      ->check(number_text())
+      ->capture_default_str();
+  app.add_option("--min-samples", mo.sampling.min_samples, "adaptive: at least this many samples")
+      ->check(integer_text<int64_t>())
+      ->capture_default_str();
+  app.add_option("--max-samples", mo.sampling.max_samples,
+                 "stop after this many samples (dropped ones included)")
+      ->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--min-time", mo.sampling.min_time_s,
+                 "adaptive: sample at least this many seconds")->check(number_text())->capture_default_str();
+  app.add_option("--max-time", mo.sampling.max_time_s, "stop sampling after this many seconds")
+      ->check(number_text())
+      ->capture_default_str();
+  app.add_option("--batch", mo.batch,
+                 "launches per sample in rotate/graph modes (0: a multiple of the copy count, >= 20)")
+      ->check(integer_text<int>())
+      ->capture_default_str();
+  app.add_option("--min-clock", mo.min_clock_fraction,
+                 "drop samples taken while the SM clock was under this fraction of its default")
+      ->check(number_text())
+      ->capture_default_str();
+  // Output.
+  auto* json = app.add_option("--json", o.json_path, "write the native JSON report to this path");
+  o.format_option = app.add_option("--format", o.format,
+                 "format of --output: json (native report), gbench (google-benchmark JSON), "
+                 "bencher (Bencher Metric Format), csv, md (Markdown table)")->capture_default_str();
+  auto* output = app.add_option("--output", o.output,
+                 "write the report in --format to this path ('-': stdout, the summary then goes to stderr)");
   auto* samples = app.add_flag("--samples", o.keep_samples, "keep the raw timing samples in the report");
   auto* save = app.add_option("--save-tensors", s.save_tensors_dir,
                  "write the problem as .npy files (a, b, sfa, sfb, blocked scales, c, ref) to DIR");
   app.add_option("--device", o.device, "CUDA device ordinal")->check(integer_text<int>())->capture_default_str();
+  app.add_option("--peers", s.peers, "peers timed beside the kernel: all, or names (see --list)")
+      ->delimiter(',');
+  app.add_option("--verify-exact", s.verify_exact,
+                 "also check N sampled elements of kernel and reference against the exact CPU "
+                 "reference")->check(integer_text<int64_t>())->capture_default_str();
   app.add_option("--kernel-lib", o.kernel_libs,
                  "load kernels from a plugin library (kernels/plugin/nvfp4bench_plugin.h); "
                  "repeatable")
@@ -92,8 +139,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
       ->expected(1);
   auto* list = app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
   // Combinations that would silently do nothing: refused with one line instead.
-  samples->needs(json);
-  list->excludes(json)->excludes(save)->excludes(samples);
+  list->excludes(json)->excludes(output)->excludes(save)->excludes(samples);
 }
 
 namespace {
@@ -117,6 +163,53 @@ void check_output_dir(const char* option, const std::string& dir) {
     throw usage_error(fmt::format("{} {}: folder {} is not writable", option, dir, p.string()));
 }
 
+void check_output_path(const char* flag, const std::string& path) {
+  if (path.empty()) return;
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(path, ec);
+  const auto parent = abs.parent_path();
+  if (ec || abs.filename().empty() || std::filesystem::is_directory(abs, ec))
+    throw usage_error(fmt::format("{} {}: not a file path", flag, path));
+  if (!std::filesystem::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0)
+    throw usage_error(fmt::format("{} {}: folder {} does not exist or is not writable", flag, path,
+                                  parent.string()));
+}
+
+// The timing mode from --mode and its shorthands; two different requests are an error.
+void validate_measure_options(RunOptions& o) {
+  MeasureOptions& m = o.spec.measure;
+  std::vector<std::pair<std::string, std::string>> asked;  // (flag, mode)
+  if (o.mode_option && o.mode_option->count() > 0) asked.push_back({"--mode " + o.mode, o.mode});
+  if (o.no_flush) asked.push_back({"--no-flush", "hot"});
+  if (o.rotate) asked.push_back({"--rotate", "rotate"});
+  if (o.graph) asked.push_back({"--graph", "graph"});
+  for (const auto& a : asked)
+    if (a.second != asked.front().second)
+      throw usage_error(fmt::format("{} and {}: conflicting timing modes; give one", asked.front().first,
+                                    a.first));
+  const std::string mode = asked.empty() ? o.mode : asked.front().second;
+  const auto parsed = parse_mode(mode);
+  if (!parsed)
+    throw usage_error(fmt::format("--mode '{}': unknown; expected cold, hot, rotate or graph", mode));
+  m.mode = *parsed;
+  if (m.warmup < 0) throw usage_error(fmt::format("--warmup {}: must be >= 0", m.warmup));
+  if (!(m.warmup_s >= 0)) throw usage_error(fmt::format("--warmup-time {}: must be >= 0", m.warmup_s));
+  if (m.iters < 0) throw usage_error(fmt::format("--iters {}: must be >= 0 (0: adaptive)", m.iters));
+  if (!(o.noise_target_pct > 0))
+    throw usage_error(fmt::format("--noise-target {}: must be a percentage > 0", o.noise_target_pct));
+  m.sampling.target_rse = o.noise_target_pct / 100.0;
+  SamplingRule& r = m.sampling;
+  if (r.min_samples < 1) throw usage_error(fmt::format("--min-samples {}: must be >= 1", r.min_samples));
+  if (r.max_samples < r.min_samples)
+    throw usage_error(fmt::format("--max-samples {}: must be >= --min-samples ({})", r.max_samples,
+                                  r.min_samples));
+  if (!(r.min_time_s >= 0)) throw usage_error(fmt::format("--min-time {}: must be >= 0", r.min_time_s));
+  if (!(r.max_time_s > 0)) throw usage_error(fmt::format("--max-time {}: must be > 0", r.max_time_s));
+  if (m.batch < 0) throw usage_error(fmt::format("--batch {}: must be >= 0 (0: automatic)", m.batch));
+  if (!(m.min_clock_fraction >= 0 && m.min_clock_fraction <= 1))
+    throw usage_error(fmt::format("--min-clock {}: must be a fraction in [0, 1]", m.min_clock_fraction));
+}
+
 }  // namespace
 
 void validate_options(RunOptions& o) {
@@ -128,72 +221,96 @@ void validate_options(RunOptions& o) {
     throw usage_error(fmt::format("--rtol {}: must be a finite number >= 0", t.rtol));
   if (!(t.atol >= 0) || !std::isfinite(t.atol))
     throw usage_error(fmt::format("--atol {}: must be a finite number >= 0", t.atol));
+  if (o.spec.verify_exact < 0)
+    throw usage_error(fmt::format("--verify-exact {}: must be >= 0", o.spec.verify_exact));
+  o.spec.peers = resolve_peer_names(o.spec.peers);
   if (o.spec.verify_sample < 0)
     throw usage_error(fmt::format("--verify-sample {}: must be >= 0", o.spec.verify_sample));
-  if (o.spec.measure.warmup < 0)
-    throw usage_error(fmt::format("--warmup {}: must be >= 0", o.spec.measure.warmup));
-  if (o.spec.measure.iters < 1)
-    throw usage_error(fmt::format("--iters {}: must be >= 1", o.spec.measure.iters));
+  validate_measure_options(o);
   if (o.device < 0) throw usage_error(fmt::format("--device {}: must be >= 0", o.device));
   // Output paths are checked before anything runs, so no measurement is lost to a typo.
-  if (!o.json_path.empty()) {
-    std::error_code ec;
-    const auto abs = std::filesystem::absolute(o.json_path, ec);
-    const auto parent = abs.parent_path();
-    if (ec || abs.filename().empty() || std::filesystem::is_directory(abs, ec))
-      throw usage_error(fmt::format("--json {}: not a file path", o.json_path));
-    if (!std::filesystem::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0)
-      throw usage_error(fmt::format("--json {}: folder {} does not exist or is not writable",
-                                    o.json_path, parent.string()));
+  check_output_path("--json", o.json_path);
+  if (o.output != "-") check_output_path("--output", o.output);
+  if (!make_writer(o.format)) {
+    std::string all;
+    for (const auto& f : writer_formats()) all += (all.empty() ? "" : ", ") + f;
+    throw usage_error(fmt::format("--format '{}': unknown; expected one of: {}", o.format, all));
   }
+  if (o.format_option && o.format_option->count() > 0 && o.output.empty())
+    throw usage_error(fmt::format("--format {}: needs --output PATH (or --output - for stdout)", o.format));
+  if (o.keep_samples && o.json_path.empty() && o.output.empty())
+    throw usage_error("--samples: needs a report to keep them in (--json PATH or --output PATH)");
   if (!o.spec.save_tensors_dir.empty()) check_output_dir("--save-tensors", o.spec.save_tensors_dir);
   if (!o.list) validate_shape(o.spec.problem.shape);
+}
+
+void apply_backend_defaults(RunOptions& o, const Context& ctx) {
+  if (ctx.gpu()) return;
+  if (o.iters_option && o.iters_option->count() == 0) o.spec.measure.iters = 3;
+  if (o.warmup_option && o.warmup_option->count() == 0) o.spec.measure.warmup = 1;
 }
 
 namespace {
 
 std::string time_line(const TimingResult& t) {
-  const Stats& s = t.measurement.stats;
-  return fmt::format("{:>12.2f} us median ({} samples, {}{}), {:.4g} TFLOP/s, {:.4g} GB/s",
-                     s.median, s.count, t.measurement.timer,
-                     t.measurement.l2_flushed ? ", L2 flushed" : "", t.tflops, t.gbps);
+  const Measurement& m = t.measurement;
+  const Stats& s = m.stats;
+  const std::string noise = s.count > 1 ? fmt::format(" ±{:.2f}%", 100.0 * s.rse_median()) : "";
+  std::string line = fmt::format("{:>12.2f} us median{} ({} samples, {}, {}), {:.4g} TFLOP/s, {:.4g} GB/s",
+                                 s.median, noise, s.count, m.mode, m.stop_reason, t.tflops, t.gbps);
+  if (t.sol_fraction) line += fmt::format(", {:.1f}% of SOL", 100.0 * *t.sol_fraction);
+  if (m.clock.read) line += fmt::format(", SM {:.0f} MHz", m.clock.median_mhz);
+  if (m.clock.dropped_low_clock) line += fmt::format(", {} dropped (low clock)", m.clock.dropped_low_clock);
+  return line;
 }
 
-void print_summary(const CaseResult& r, const Context& ctx) {
+void print_summary(const CaseResult& r, const Context& ctx, std::FILE* out) {
   const Shape& s = r.problem.shape;
-  std::printf("problem   %lldx%lldx%lld L=%lld  dist=%s seed=%llu\n", (long long)s.m,
-              (long long)s.n, (long long)s.k, (long long)s.l, dist_name(r.problem.dist),
-              (unsigned long long)r.problem.seed);
+  std::fprintf(out, "problem   %lldx%lldx%lld L=%lld  dist=%s seed=%llu\n", (long long)s.m,
+                 (long long)s.n, (long long)s.k, (long long)s.l, dist_name(r.problem.dist),
+                 (unsigned long long)r.problem.seed);
   if (ctx.gpu())
-    std::printf("device    %s (compute capability %s, %d SMs)\n", ctx.dev.name.c_str(),
-                ctx.dev.cc_string().c_str(), ctx.dev.sm_count);
+    std::fprintf(out, "device    %s (compute capability %s, %d SMs)\n", ctx.dev.name.c_str(),
+                   ctx.dev.cc_string().c_str(), ctx.dev.sm_count);
   if (r.kernel_timing)
-    std::printf("kernel    %-14s %s\n", r.kernel.c_str(), time_line(*r.kernel_timing).c_str());
+    std::fprintf(out, "kernel    %-14s %s\n", r.kernel.c_str(), time_line(*r.kernel_timing).c_str());
   if (r.reference_timing)
-    std::printf("reference %-14s %s\n", r.reference.c_str(), time_line(*r.reference_timing).c_str());
+    std::fprintf(out, "reference %-14s %s\n", r.reference.c_str(), time_line(*r.reference_timing).c_str());
   else
-    std::printf("reference %s\n", r.reference.c_str());
+    std::fprintf(out, "reference %s\n", r.reference.c_str());
   for (const auto& p : r.peers) {
     if (p.ran)
-      std::printf("peer      %-14s %s%s\n", p.name.c_str(), time_line(p).c_str(),
-                  p.same_numerics ? "" : " [different numerics]");
+      std::fprintf(out, "peer      %-14s %s, kernel %.2fx faster%s\n", p.name.c_str(),
+                   time_line(p).c_str(), p.kernel_speedup, p.same_numerics ? "" : " [different numerics]");
     else
-      std::printf("peer      %-14s not run: %s\n", p.name.c_str(), p.reason.c_str());
+      std::fprintf(out, "peer      %-14s not run: %s\n", p.name.c_str(), p.reason.c_str());
   }
-  for (const auto& n : r.notes) std::printf("note      %s\n", n.c_str());
+  if (r.speed_of_light && r.speed_of_light->known) {
+    const SolResult& sol = *r.speed_of_light;
+    std::fprintf(out, "sol       %.2f us (%s bound on %s: %.3g TB/s, %.4g TFLOP/s %s)", sol.sol_s * 1e6,
+                 sol.bound(), sol.gpu.c_str(), sol.bandwidth_tbs, sol.tflops, sol.compute_format.c_str());
+    if (r.kernel_timing && r.kernel_timing->sol_fraction)
+      std::fprintf(out, ", kernel at %.1f%%", 100.0 * *r.kernel_timing->sol_fraction);
+    std::fprintf(out, "\n");
+  }
+  for (const auto& n : r.notes) std::fprintf(out, "note      %s\n", n.c_str());
+  if (r.exact_kernel)
+    std::fprintf(out, "exact     kernel %s, reference %s (%lld sampled elements vs the exact CPU reference)\n",
+                 r.exact_kernel->passed() ? "agrees" : "DISAGREES",
+                 r.exact_reference->passed() ? "agrees" : "DISAGREES", (long long)r.exact_kernel->checked);
   if (r.verification) {
     const VerifyResult& v = *r.verification;
-    std::printf("verify    %s (%s, %lld elements, %lld mismatches, %lld unwritten, max abs err %.3g, "
-                "max rel err %.3g)\n",
-                v.passed() ? "PASSED" : "FAILED", v.mode.c_str(), (long long)v.checked,
-                (long long)v.mismatches, (long long)v.unwritten, v.max_abs_err, v.max_rel_err);
+    std::fprintf(out, "verify    %s (%s, %lld elements, %lld mismatches, %lld unwritten, max abs err %.3g, "
+                   "max rel err %.3g)\n",
+                   v.passed() ? "PASSED" : "FAILED", v.mode.c_str(), (long long)v.checked,
+                   (long long)v.mismatches, (long long)v.unwritten, v.max_abs_err, v.max_rel_err);
     for (const auto& m : v.first)
-      std::printf("          at l=%lld i=%lld j=%lld: got %g, expected %g%s\n", (long long)m.at.batch,
-                  (long long)m.at.i, (long long)m.at.j, m.got, m.expected,
-                  m.unwritten ? " (never written)" : "");
+      std::fprintf(out, "          at l=%lld i=%lld j=%lld: got %g, expected %g%s\n", (long long)m.at.batch,
+                     (long long)m.at.i, (long long)m.at.j, m.got, m.expected,
+                     m.unwritten ? " (never written)" : "");
   }
   if (r.disposition != Disposition::Passed)
-    std::printf("result    %s: %s\n", disposition_name(r.disposition), r.message.c_str());
+    std::fprintf(out, "result    %s: %s\n", disposition_name(r.disposition), r.message.c_str());
 }
 
 }  // namespace
@@ -229,18 +346,34 @@ int run_command(RunOptions& o, int argc, char** argv) {
   if (o.list) return list_command(ctx.dev);
   if (!ctx.gpu()) {
     // Said first: every number below comes from the CPU.
-    std::printf("nvfp4bench: no CUDA device (%s): running on the host backend\n",
-                ctx.dev.no_gpu_reason.c_str());
-    // CPU runs are slow: fewer samples unless asked.
-    if (o.iters_option && o.iters_option->count() == 0) o.spec.measure.iters = 3;
-    if (o.warmup_option && o.warmup_option->count() == 0) o.spec.measure.warmup = 1;
+    std::fprintf(o.output == "-" ? stderr : stdout,
+                 "nvfp4bench: no CUDA device (%s): running on the host backend\n",
+                 ctx.dev.no_gpu_reason.c_str());
   }
+  apply_backend_defaults(o, ctx);  // CPU runs are slow: fewer samples unless asked
   const CaseResult r = run_case(o.spec, ctx);
-  print_summary(r, ctx);
-  if (!o.json_path.empty()) {
-    const RunInfo info = RunInfo::collect(argc, argv, ctx.dev, o.spec.measure);
-    write_text_file_atomic(o.json_path, make_report(info, {r}, o.keep_samples).dump(2) + "\n");
-    std::printf("report    %s\n", o.json_path.c_str());
+  // With --output - the report owns stdout; the summary moves to stderr.
+  std::FILE* human = o.output == "-" ? stderr : stdout;
+  print_summary(r, ctx, human);
+  if (!o.json_path.empty() || !o.output.empty()) {
+    RunInfo info = RunInfo::collect(argc, argv, ctx.dev, o.spec.measure);
+    info.seed = o.spec.problem.seed;
+    info.tolerance = o.spec.tolerance;
+    info.clock_source = ctx.clock_source();
+    info.clock_note = ctx.clock_note;
+    if (!o.json_path.empty()) {
+      write_text_file_atomic(o.json_path, make_json_writer()->render(info, {r}, o.keep_samples));
+      std::fprintf(human, "report    %s\n", o.json_path.c_str());
+    }
+    if (!o.output.empty()) {
+      const std::string text = make_writer(o.format)->render(info, {r}, o.keep_samples);
+      if (o.output == "-") {
+        std::fputs(text.c_str(), stdout);
+      } else {
+        write_text_file_atomic(o.output, text);
+        std::fprintf(human, "report    %s (%s)\n", o.output.c_str(), o.format.c_str());
+      }
+    }
   }
   switch (r.disposition) {
     case Disposition::Passed: return kExitPass;
@@ -253,7 +386,10 @@ int run_command(RunOptions& o, int argc, char** argv) {
 
 Subcommands add_subcommands(CLI::App& app) {
   Subcommands subs;
-  (void)app;  // one line per subcommand: subs.push_back(add_NAME_command(app));
+  // one line per subcommand: subs.push_back(add_NAME_command(app));
+  subs.push_back(add_compare_command(app));
+  subs.push_back(add_sweep_command(app));
+  subs.push_back(add_merge_command(app));
   return subs;
 }
 

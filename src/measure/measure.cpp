@@ -1,48 +1,196 @@
 #include "measure/measure.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
+
+#include "core/error.hpp"
 
 namespace nvfp4 {
 
-L2Flusher::L2Flusher(size_t l2_bytes) : buf_(2 * (l2_bytes ? l2_bytes : (64u << 20))) {}
+const char* mode_name(MeasureMode m) {
+  switch (m) {
+    case MeasureMode::Cold: return "cold";
+    case MeasureMode::Hot: return "hot";
+    case MeasureMode::Rotate: return "rotate";
+    case MeasureMode::Graph: return "graph";
+  }
+  return "cold";
+}
+
+std::optional<MeasureMode> parse_mode(const std::string& s) {
+  for (MeasureMode m : {MeasureMode::Cold, MeasureMode::Hot, MeasureMode::Rotate, MeasureMode::Graph})
+    if (s == mode_name(m)) return m;
+  return std::nullopt;
+}
+
+L2Flusher::L2Flusher(size_t l2_bytes, int device_ordinal)
+    : buf_(2 * (l2_bytes ? l2_bytes : (64u << 20))) {
+  int persisting_max = 0;
+  NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&persisting_max, cudaDevAttrMaxPersistingL2CacheSize,
+                                          device_ordinal));
+  persisting_ = persisting_max > 0;
+}
 
 void L2Flusher::flush(cudaStream_t stream) {
+  // Persisting lines would survive the overwrite; the device is idle here (the previous sample
+  // was synchronized), so the context-wide reset cannot disturb queued work.
+  if (persisting_) NVFP4_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
   NVFP4_CUDA_CHECK(cudaMemsetAsync(buf_.get(), 0, buf_.bytes(), stream));
 }
 
-Measurement measure_device(const std::function<void(cudaStream_t)>& fn, const MeasureOptions& opt,
-                           cudaStream_t stream, L2Flusher* flusher) {
+int rotation_copies(MeasureMode mode, int64_t bytes_per_copy, size_t l2_bytes) {
+  if (!uses_copies(mode) || bytes_per_copy <= 0) return 1;
+  const int64_t want = 3 * int64_t(l2_bytes ? l2_bytes : (64u << 20));
+  return int(std::max<int64_t>(1, (want + bytes_per_copy - 1) / bytes_per_copy));
+}
+
+int launches_per_sample(int requested, int copies) {
+  if (requested > 0) return requested;
+  copies = std::max(1, copies);
+  constexpr int kMinLaunches = 20;  // amortizes event resolution (~0.5 us) and graph launch
+  return copies * ((kMinLaunches + copies - 1) / copies);
+}
+
+namespace {
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// An instantiated CUDA graph, destroyed with its template.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  ~GraphExec() {
+    if (exec_) (void)cudaGraphExecDestroy(exec_);
+    if (graph_) (void)cudaGraphDestroy(graph_);
+  }
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  // Captures what `record` enqueues on `stream`; capture is ended even when `record` throws.
+  void capture(cudaStream_t stream, const std::function<void()>& record) {
+    NVFP4_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      record();
+    } catch (...) {
+      cudaGraph_t g = nullptr;
+      (void)cudaStreamEndCapture(stream, &g);
+      if (g) (void)cudaGraphDestroy(g);
+      (void)cudaGetLastError();
+      throw;
+    }
+    const cudaError_t end = cudaStreamEndCapture(stream, &graph_);
+    if (end != cudaSuccess)
+      throw runtime_error(fmt::format("--mode graph: the work cannot be captured in a CUDA graph ({})",
+                                      cudaGetErrorString(end)));
+    NVFP4_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+  void launch(cudaStream_t stream) const { NVFP4_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+}  // namespace
+
+void sample_loop(Measurement& m, const MeasureOptions& opt, const std::function<void()>& warm,
+                 const std::function<TimedSample()>& take, const ClockPolicy& policy,
+                 const ClockFn& now) {
+  const double w0 = now();
+  int runs = 0;
+  while (runs < opt.warmup || now() - w0 < opt.warmup_s) {
+    warm();
+    ++runs;
+  }
+  m.warmup_runs = runs;
+  m.warmup_s = now() - w0;
+  m.clock.policy = policy;
+  const SampleFn one = [&]() -> std::optional<double> {
+    const TimedSample t = take();
+    if (!policy.keep(t.clock_mhz)) {
+      ++m.clock.dropped_low_clock;
+      return std::nullopt;
+    }
+    if (t.clock_mhz) m.clock_mhz.push_back(*t.clock_mhz);
+    return t.us;
+  };
+  const double s0 = now();
+  const AdaptiveSampler s = run_sampling(opt.rule(), one, now);
+  m.sampling_s = now() - s0;
+  m.samples_us = s.samples();
+  m.attempts = s.attempts();
+  m.stop_reason = stop_reason_text(s.reason());
+  summarize_clocks(m.clock, m.clock_mhz);
+  m.stats = summarize(m.samples_us);
+}
+
+Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per_copy,
+                           const MeasureOptions& opt, const DeviceTimer& timer) {
   Measurement m;
   m.timer = "cuda-events";
-  m.l2_flushed = opt.flush_l2 && flusher;
-  for (int w = 0; w < opt.warmup; ++w) fn(stream);
-  NVFP4_CUDA_CHECK(cudaStreamSynchronize(stream));
+  m.mode = mode_name(opt.mode);
+  const cudaStream_t st = timer.stream;
+  const bool cold = opt.mode == MeasureMode::Cold;
+  if (cold && !timer.flusher) throw runtime_error("cold timing needs an L2 flusher");
+  m.l2_flushed = cold;
+  m.persisting_l2_reset = cold && timer.flusher->resets_persisting();
+  m.copies = uses_copies(opt.mode) ? std::max(1, copies) : 1;
+  m.rotation_bytes = bytes_per_copy * m.copies;
+  m.launches_per_sample = uses_copies(opt.mode) ? launches_per_sample(opt.batch, m.copies) : 1;
+
+  int next = 0;  // the rotation continues across samples, so each launch finds cold operands
+  const auto launch_batch = [&] {
+    for (int i = 0; i < m.launches_per_sample; ++i) {
+      work(st, next);
+      next = (next + 1) % m.copies;
+    }
+  };
+  GraphExec graph;
+  const bool use_graph = opt.mode == MeasureMode::Graph;
+  if (use_graph) graph.capture(st, launch_batch);
+  const auto body = [&] {
+    if (use_graph) graph.launch(st);
+    else launch_batch();
+  };
+
   Event start, stop;
-  for (int it = 0; it < opt.iters; ++it) {
-    if (m.l2_flushed) flusher->flush(stream);
-    NVFP4_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-    fn(stream);
-    NVFP4_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+  const auto warm = [&] {
+    if (cold) timer.flusher->flush(st);
+    body();
+    NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
+  };
+  const auto take = [&]() -> TimedSample {
+    if (cold) timer.flusher->flush(st);
+    NVFP4_CUDA_CHECK(cudaEventRecord(start.get(), st));
+    body();
+    NVFP4_CUDA_CHECK(cudaEventRecord(stop.get(), st));
     NVFP4_CUDA_CHECK(cudaEventSynchronize(stop.get()));
     float ms = 0;
     NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    m.samples_us.push_back(double(ms) * 1e3);
-  }
-  m.stats = summarize(m.samples_us);
+    TimedSample t;
+    t.us = double(ms) * 1e3 / m.launches_per_sample;
+    if (timer.clock) t.clock_mhz = timer.clock->read_mhz(st);
+    return t;
+  };
+  m.clock.source = timer.clock ? timer.clock->source() : "none";
+  sample_loop(m, opt, warm, take, ClockPolicy{timer.default_clock_mhz, opt.min_clock_fraction},
+              steady_seconds);
   return m;
 }
 
 Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& opt) {
   Measurement m;
   m.timer = "host-steady-clock";
-  for (int w = 0; w < opt.warmup; ++w) fn();
-  for (int it = 0; it < opt.iters; ++it) {
-    const auto t0 = std::chrono::steady_clock::now();
+  m.mode = mode_name(MeasureMode::Hot);
+  const auto take = [&]() -> TimedSample {
+    const double t0 = steady_seconds();
     fn();
-    const auto t1 = std::chrono::steady_clock::now();
-    m.samples_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-  }
-  m.stats = summarize(m.samples_us);
+    return {(steady_seconds() - t0) * 1e6, std::nullopt};
+  };
+  sample_loop(m, opt, fn, take, ClockPolicy{}, steady_seconds);
   return m;
 }
 

@@ -131,6 +131,8 @@ class CpuExactReference final : public Gemm {
   Space space() const override { return Space::Host; }
   Availability availability(const DeviceInfo&) const override { return {true, {}}; }
   void run(const Shape& s, const Operands& ops, void*, cudaStream_t) override { exact_gemm(s, ops); }
+  // Lowest of the references: --reference auto prefers cublaslt-nvfp4 (3), then cublaslt-f16 (2).
+  int auto_rank() const override { return 1; }
 };
 
 }  // namespace

@@ -33,22 +33,57 @@ json to_json(const RunInfo& r) {
   } else {
     dev["no_gpu_reason"] = d.no_gpu_reason;
   }
+  if (!r.nvml_driver_version.empty()) dev["nvml_driver_version"] = r.nvml_driver_version;
+  const MeasureOptions& m = r.measure;
+  const SamplingRule rule = m.rule();
   return {{"schema_version", kReportSchemaVersion},
-          {"tool", {{"name", "nvfp4bench"}, {"version", r.version}, {"git_revision", r.git_revision}}},
+          {"tool", {{"name", "nvfp4bench"}, {"version", r.version}, {"git_revision", r.git_revision},
+                    {"build_type", r.build_type}, {"compiler", r.compiler},
+                    {"cuda_compiled_version", r.cuda_compiled_version}}},
           {"argv", r.argv},
           {"hostname", r.hostname},
           {"utc_time", r.utc_time},
           {"backend", r.backend},
           {"device", dev},
-          {"measurement", {{"warmup", r.measure.warmup}, {"iters", r.measure.iters},
-                           {"flush_l2", r.measure.flush_l2}}}};
+          {"seed", r.seed},
+          {"tolerance", {{"rtol", r.tolerance.rtol}, {"atol", r.tolerance.atol}}},
+          {"measurement", {{"mode", mode_name(m.mode)},
+                           {"warmup", m.warmup},
+                           {"warmup_s", m.warmup_s},
+                           {"adaptive", rule.fixed_samples == 0},
+                           {"iters", m.iters},
+                           {"min_samples", rule.min_samples},
+                           {"max_samples", rule.max_samples},
+                           {"min_time_s", rule.min_time_s},
+                           {"max_time_s", rule.max_time_s},
+                           {"target_rse", rule.target_rse},
+                           {"batch", m.batch},
+                           {"min_clock_fraction", m.min_clock_fraction},
+                           {"clock_source", r.clock_source},
+                           {"clock_note", r.clock_note}}}};
 }
 
 static json stats_json(const Stats& s) {
-  return {{"count", s.count}, {"median_us", s.median}, {"mean_us", s.mean}, {"min_us", s.min},
-          {"max_us", s.max},  {"stdev_us", s.stdev},   {"q1_us", s.q1},     {"q3_us", s.q3},
-          {"iqr_us", s.iqr()}};
+  return {{"count", s.count},           {"median_us", s.median},   {"mean_us", s.mean},
+          {"min_us", s.min},            {"max_us", s.max},         {"stdev_us", s.stdev},
+          {"q1_us", s.q1},              {"q3_us", s.q3},           {"iqr_us", s.iqr()},
+          {"median_ci_lo_us", s.median_ci_lo}, {"median_ci_hi_us", s.median_ci_hi},
+          {"rse_median", s.rse_median()}, {"rse_mean", s.rse_mean()}};
 }
+
+static json clock_json(const ClockRecord& c) {
+  return {{"source", c.source},
+          {"default_mhz", c.policy.default_mhz},
+          {"min_fraction", c.policy.min_fraction},
+          {"threshold_mhz", c.policy.threshold_mhz()},
+          {"dropped_low_clock", c.dropped_low_clock},
+          {"read", c.read},
+          {"min_mhz", c.min_mhz},
+          {"median_mhz", c.median_mhz},
+          {"max_mhz", c.max_mhz}};
+}
+
+static json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 static json timing_json(const TimingResult& t, bool keep_samples) {
   json j = {{"name", t.name}, {"role", t.role}, {"ran", t.ran}};
@@ -56,14 +91,48 @@ static json timing_json(const TimingResult& t, bool keep_samples) {
     j["reason"] = t.reason;
     return j;
   }
+  const Measurement& m = t.measurement;
   j["same_numerics"] = t.same_numerics;
-  j["timer"] = t.measurement.timer;
-  j["l2_flushed"] = t.measurement.l2_flushed;
-  j["stats"] = stats_json(t.measurement.stats);
+  j["timer"] = m.timer;
+  j["mode"] = m.mode;
+  j["l2_flushed"] = m.l2_flushed;
+  j["persisting_l2_reset"] = m.persisting_l2_reset;
+  j["copies"] = m.copies;
+  j["rotation_bytes"] = m.rotation_bytes;
+  j["launches_per_sample"] = m.launches_per_sample;
+  j["warmup_runs"] = m.warmup_runs;
+  j["warmup_s"] = m.warmup_s;
+  j["sampling_s"] = m.sampling_s;
+  j["stop_reason"] = m.stop_reason;
+  j["attempts"] = m.attempts;
+  j["stats"] = stats_json(m.stats);
+  j["clock"] = clock_json(m.clock);
   j["tflops"] = t.tflops;
   j["gbps"] = t.gbps;
-  if (keep_samples) j["samples_us"] = t.measurement.samples_us;
+  if (t.role == "peer") j["kernel_speedup"] = t.kernel_speedup;
+  j["sol_us"] = optional_json(t.sol_us);
+  j["sol_fraction"] = optional_json(t.sol_fraction);
+  j["sol_basis"] = t.sol_basis;
+  if (keep_samples) {
+    j["samples_us"] = m.samples_us;
+    j["clock_mhz"] = m.clock_mhz;
+  }
   return j;
+}
+
+static json verify_json(const VerifyResult& v) {
+  json first = json::array();
+  for (const auto& m : v.first)
+    first.push_back({{"l", m.at.batch}, {"i", m.at.i}, {"j", m.at.j}, {"got", m.got},
+                     {"expected", m.expected}, {"unwritten", m.unwritten}});
+  // NaN is not JSON: store got/expected as strings when not finite.
+  for (auto& f : first)
+    for (const char* key : {"got", "expected"})
+      if (!std::isfinite(f[key].get<double>())) f[key] = fmt::format("{}", f[key].get<double>());
+  return {{"mode", v.mode},           {"passed", v.passed()},
+          {"checked", v.checked},     {"mismatches", v.mismatches},
+          {"unwritten", v.unwritten}, {"max_abs_err", v.max_abs_err},
+          {"max_rel_err", v.max_rel_err}, {"first_mismatches", first}};
 }
 
 json to_json(const CaseResult& c, bool keep_samples) {
@@ -80,21 +149,24 @@ json to_json(const CaseResult& c, bool keep_samples) {
             {"message", c.message},
             {"tolerance", {{"rtol", c.tolerance.rtol}, {"atol", c.tolerance.atol}}},
             {"notes", c.notes}};
-  if (c.verification) {
-    const VerifyResult& v = *c.verification;
-    json first = json::array();
-    for (const auto& m : v.first)
-      first.push_back({{"l", m.at.batch}, {"i", m.at.i}, {"j", m.at.j}, {"got", m.got},
-                       {"expected", m.expected}, {"unwritten", m.unwritten}});
-    // NaN is not JSON: store got/expected as strings when not finite.
-    for (auto& f : first)
-      for (const char* key : {"got", "expected"})
-        if (!std::isfinite(f[key].get<double>())) f[key] = fmt::format("{}", f[key].get<double>());
-    j["verification"] = {{"mode", v.mode},           {"passed", v.passed()},
-                         {"checked", v.checked},     {"mismatches", v.mismatches},
-                         {"unwritten", v.unwritten}, {"max_abs_err", v.max_abs_err},
-                         {"max_rel_err", v.max_rel_err}, {"first_mismatches", first}};
+  if (c.verification) j["verification"] = verify_json(*c.verification);
+  if (c.speed_of_light) {
+    const SolResult& sol = *c.speed_of_light;
+    json sj = {{"known", sol.known}, {"gpu", sol.gpu}};
+    if (!sol.known) {
+      sj["reason"] = sol.reason;
+    } else {
+      sj.update({{"bytes", sol.bytes}, {"flops", sol.flops}, {"memory_us", sol.memory_s * 1e6},
+                 {"compute_us", sol.compute_s * 1e6}, {"sol_us", sol.sol_s * 1e6},
+                 {"bound", sol.bound()}, {"compute_format", sol.compute_format},
+                 {"bandwidth_tbs", sol.bandwidth_tbs}, {"tflops", sol.tflops},
+                 {"basis", sol.compute_basis}});
+    }
+    j["speed_of_light"] = sj;
   }
+  if (c.exact_kernel)
+    j["exact_check"] = {{"kernel", verify_json(*c.exact_kernel)},
+                        {"reference", verify_json(*c.exact_reference)}};
   if (c.kernel_timing) j["kernel_timing"] = timing_json(*c.kernel_timing, keep_samples);
   if (c.reference_timing) j["reference_timing"] = timing_json(*c.reference_timing, keep_samples);
   json peers = json::array();

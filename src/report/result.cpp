@@ -4,6 +4,8 @@
 
 #include <ctime>
 
+#include "measure/sm_clock.hpp"
+
 namespace nvfp4 {
 
 const char* disposition_name(Disposition d) {
@@ -30,7 +32,24 @@ RunInfo RunInfo::collect(int argc, char** argv, const DeviceInfo& dev, const Mea
   r.backend = dev.has_gpu ? "cuda" : "host";
   r.device = dev;
   r.measure = m;
+#if defined(__clang__)
+  r.compiler = std::string("clang++ ") + __clang_version__;
+#elif defined(__GNUC__)
+  r.compiler = std::string("g++ ") + __VERSION__;
+#endif
+#ifdef NVFP4_BUILD_TYPE
+  r.build_type = NVFP4_BUILD_TYPE;
+#endif
+  std::string why;
+  if (auto nvml = Nvml::open(dev.pci_bus_id, &why)) r.nvml_driver_version = nvml->driver_version();
   return r;
+}
+
+void TimingResult::set_speed_of_light(double us, const std::string& basis) {
+  if (!(us > 0)) return;
+  sol_us = us;
+  sol_basis = basis;
+  if (measurement.stats.median > 0) sol_fraction = us / measurement.stats.median;
 }
 
 TimingResult make_timing(const std::string& name, const std::string& role, Measurement m,

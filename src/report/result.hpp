@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "device/device_info.hpp"
+#include "device/sol.hpp"
 #include "kernels/kernel.hpp"
 #include "measure/measure.hpp"
 #include "problem/problem.hpp"
@@ -13,7 +14,9 @@
 
 namespace nvfp4 {
 
-constexpr int kReportSchemaVersion = 1;
+// 2: measurement settings and per-timing sampling/clock records, stats noise estimates,
+//    sol_*, provenance (seed, tolerance, build, NVML); "flush_l2" became "mode".
+constexpr int kReportSchemaVersion = 2;
 
 enum class Disposition { Passed, Incorrect, NotSupported, Error };
 const char* disposition_name(Disposition d);
@@ -27,6 +30,12 @@ struct TimingResult {
   Measurement measurement;
   double tflops = 0;  // 2*M*N*K*L / median
   double gbps = 0;    // minimum traffic (padded scales included) / median
+  double kernel_speedup = 0;  // peers: peer median / kernel median (> 1: the kernel is faster)
+  // Fraction of the speed of light: sol_us / median, filled by set_speed_of_light when the
+  // device's speed of light is known (device/sol.hpp); absent otherwise.
+  std::optional<double> sol_us, sol_fraction;
+  std::string sol_basis;  // what the SOL figure rests on, e.g. "NVIDIA H200 SXM, memory bound"
+  void set_speed_of_light(double sol_us, const std::string& basis);
 };
 
 struct CaseResult {
@@ -37,10 +46,13 @@ struct CaseResult {
   std::string message;  // one line: why not passed
   Tolerance tolerance;
   std::optional<VerifyResult> verification;
+  // --verify-exact: kernel and reference each checked against the exact CPU reference.
+  std::optional<VerifyResult> exact_kernel, exact_reference;
   std::optional<TimingResult> kernel_timing, reference_timing;
   std::vector<TimingResult> peers;
   TensorBytes bytes;
   std::vector<std::string> notes;
+  std::optional<SolResult> speed_of_light;  // of the problem on this device
 };
 
 struct RunInfo {
@@ -52,6 +64,15 @@ struct RunInfo {
   std::string backend;   // "cuda" or "host"
   DeviceInfo device;
   MeasureOptions measure;
+  // The run's inputs as given (each case repeats its own seed and tolerance).
+  uint64_t seed = 0;
+  Tolerance tolerance;
+  std::string clock_source;     // how SM clocks were read ("nvml", "probe-kernel", "none")
+  std::string clock_note;       // why that source
+  std::string nvml_driver_version;  // e.g. "580.82.07" when NVML is loadable
+  int cuda_compiled_version = CUDART_VERSION;  // the toolkit the binary was built with
+  std::string compiler;         // e.g. "g++ 12.2.0"
+  std::string build_type;       // CMAKE_BUILD_TYPE
   static RunInfo collect(int argc, char** argv, const DeviceInfo& dev, const MeasureOptions& m);
 };
 

@@ -1,0 +1,209 @@
+// Timing harness for the sm90 kernel (development tool, not the official benchmark): for each
+// shape, the heuristic's choice (v2, the registered kernel), v1's choice, and a sweep of v2 tile
+// widths / splits / A modes side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on
+// same-sized fp16 operands as the yardstick, and dequantize-then-cuBLAS end to end (both
+// operands dequantized to fp16 by src/reference/dequant, then the same cuBLASLt call).
+// Each sample: L2 flushed by writing a 256 MiB buffer, then one call between CUDA events;
+// reports the median (and min) of --samples samples after 3 warm-up calls.
+// With GPU MODE data every partial sum is exact in FP32, so every variant must give the same
+// bits as the heuristic's choice: the harness checks that too.
+//   usage: sm90_bench [--samples N] [--sweep] [--diag] [MxNxK ...]
+#include <cublasLt.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "device/buffer.hpp"
+#include "kernels/sm90/sm90_gemm.hpp"
+#include "problem/problem.hpp"
+#include "reference/dequant.hpp"
+
+using namespace nvfp4;
+
+namespace {
+
+#define LT_CHECK(x)                                                                    \
+  do {                                                                                 \
+    cublasStatus_t st_ = (x);                                                          \
+    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                \
+      std::fprintf(stderr, "cublasLt error %d at %s\n", int(st_), #x);                 \
+      return {-1.0, -1.0};                                                             \
+    }                                                                                  \
+  } while (0)
+
+__global__ void fill_half(__half* p, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    p[i] = __float2half(float(int((i * 2654435761u) >> 7) % 13 - 6) * 0.5f);
+}
+
+struct Timer {
+  DeviceBuffer flush{size_t(256) << 20};
+  Event e0, e1;
+  int samples = 25;
+
+  template <class F>
+  std::pair<double, double> time(F&& f, cudaStream_t s) {  // median, min (us)
+    for (int w = 0; w < 3; ++w) f();
+    std::vector<double> t;
+    for (int i = 0; i < samples; ++i) {
+      NVFP4_CUDA_CHECK(cudaMemsetAsync(flush.get(), i & 0xFF, flush.bytes(), s));
+      NVFP4_CUDA_CHECK(cudaEventRecord(e0.get(), s));
+      f();
+      NVFP4_CUDA_CHECK(cudaEventRecord(e1.get(), s));
+      NVFP4_CUDA_CHECK(cudaEventSynchronize(e1.get()));
+      float ms = 0;
+      NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, e0.get(), e1.get()));
+      t.push_back(ms * 1e3);
+    }
+    std::sort(t.begin(), t.end());
+    return {t[t.size() / 2], t.front()};
+  }
+};
+
+// cuBLASLt FP16 alone (first) and dequantize-then-cuBLASLt on the real operands (second).
+std::pair<double, double> cublas_fp16_us(const Shape& s, const DeviceTensors& dt, Timer& tm,
+                                         cudaStream_t stream) {
+  DeviceBuffer a(size_t(s.m * s.k) * 2), b(size_t(s.n * s.k) * 2), c(size_t(s.m * s.n) * 2);
+  DeviceBuffer ws(size_t(32) << 20);
+  fill_half<<<1024, 256, 0, stream>>>(a.get<__half>(), s.m * s.k);
+  fill_half<<<1024, 256, 0, stream>>>(b.get<__half>(), s.n * s.k);
+  cublasLtHandle_t lt;
+  LT_CHECK(cublasLtCreate(&lt));
+  cublasLtMatmulDesc_t op;
+  LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  // Row-major C[M,N] = A[M,K] B[N,K]^T  ==  column-major C^T[N,M] = B^T' ... : cuBLAS "A" is
+  // our B (K x N column-major, transposed), cuBLAS "B" is our A (K x M column-major).
+  cublasLtMatrixLayout_t la, lb, lc;
+  LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_16F, s.k, s.n, s.k));
+  LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16F, s.k, s.m, s.k));
+  LT_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16F, s.n, s.m, s.n));
+  cublasLtMatmulPreference_t pref;
+  LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const size_t wsb = ws.bytes();
+  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                &wsb, sizeof wsb));
+  cublasLtMatmulHeuristicResult_t res{};
+  int found = 0;
+  LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &res, &found));
+  if (found == 0) return {-1.0, -1.0};
+  const float alpha = 1.0f, beta = 0.0f;
+  cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
+  auto run = [&] {
+    last = cublasLtMatmul(lt, op, &alpha, b.get(), la, a.get(), lb, &beta, c.get(), lc, c.get(),
+                          lc, &res.algo, ws.get(), wsb, stream);
+  };
+  const auto t = tm.time(run, stream);
+  LT_CHECK(last);
+  const Operands ops = dt.view();
+  auto e2e = [&] {
+    dequantize_nvfp4(ops.a, ops.sfa, s.m * s.k / 16, Dequant16::F16, a.get<uint16_t>(), stream);
+    dequantize_nvfp4(ops.b, ops.sfb, s.n * s.k / 16, Dequant16::F16, b.get<uint16_t>(), stream);
+    run();
+  };
+  const auto t2 = tm.time(e2e, stream);
+  LT_CHECK(last);
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(op);
+  cublasLtDestroy(lt);
+  return {t.first, t2.first};
+}
+
+bool parse_shape(const char* s, Shape& out) {
+  long long m, n, k;
+  if (std::sscanf(s, "%lldx%lldx%lld", &m, &n, &k) != 3) return false;
+  out = Shape{m, n, k, 1};
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Timer tm;
+  bool sweep = false, diag = false;
+  std::vector<Shape> shapes;
+  for (int i = 1; i < argc; ++i) {
+    Shape s;
+    if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) tm.samples = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--diag")) diag = true;
+    else if (parse_shape(argv[i], s)) shapes.push_back(s);
+    else { std::fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
+  }
+  if (shapes.empty())
+    shapes = {{128, 7168, 16384, 1}, {128, 4096, 7168, 1}, {128, 7168, 2048, 1},
+              {1024, 7168, 16384, 1}, {4096, 4096, 4096, 1}, {8192, 8192, 8192, 1}};
+  cudaDeviceProp prop{};
+  NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device %s, %d SMs, samples %d (median, L2 flushed)\n", prop.name,
+              prop.multiProcessorCount, tm.samples);
+  Stream stream;
+  for (const Shape& s : shapes) {
+    DeviceTensors dt;
+    dt.allocate(s);
+    generate_device(Problem{s, Dist::GpuMode, 1}, dt, stream.get());
+    const sm90::Config best = sm90::choose_config(s, prop.multiProcessorCount);
+    std::vector<sm90::Config> variants{best, sm90::choose_config_v1(s, prop.multiProcessorCount)};
+    auto add = [&](sm90::Config c) {
+      c = sm90::normalize(s, c);
+      for (const auto& v : variants)
+        if (v.version == c.version && v.bn == c.bn && v.split == c.split && v.amode == c.amode &&
+            v.diag == c.diag && v.producers == c.producers)
+          return;
+      if (sm90::workspace_bytes(s, c) > (size_t(2) << 30)) return;
+      variants.push_back(c);
+    };
+    const bool small = s.m <= 512;
+    for (int amode : {0, 1})
+      for (int bn : {128, 192, 224, 256})
+        for (int sp : {1, 2, 3, 4, 6, 8}) {
+          if (!sweep && !small && sp > 1) continue;
+          if (!sweep && small && amode == 1 && bn != 224 && bn != 128) continue;
+          const sm90::Config c = sm90::normalize(s, sm90::Config{bn, sp, 0, 2, amode});
+          if (c.split != sp) continue;
+          add(c);
+          if (bn <= 192) add(sm90::Config{bn, sp, 0, 2, amode, 2});
+        }
+    if (diag) {  // diagnostics (wrong results by design, excluded from the bit check)
+      const sm90::Config d0 = sm90::normalize(s, sm90::Config{256, 1, 0, 1, 0});
+      variants.push_back(sm90::Config{256, d0.split, 1, 1, 0});
+      variants.push_back(sm90::Config{256, d0.split, 2, 1, 0});
+      const sm90::Config d2 = sm90::normalize(s, sm90::Config{256, small ? 4 : 1, 0, 2, 0});
+      for (int dg : {1, 2, 4}) variants.push_back(sm90::Config{256, d2.split, dg, 2, 0});
+    }
+    const auto [cub, e2e] = cublas_fp16_us(s, dt, tm, stream.get());
+    std::printf("shape %lldx%lldx%lld  cuBLASLt fp16: %.1f us (%.0f TFLOP/s)  dequant+cuBLASLt: %.1f us\n",
+                (long long)s.m, (long long)s.n, (long long)s.k, cub, s.flops() / cub * 1e-6, e2e);
+    std::vector<uint16_t> ref(size_t(s.m * s.n)), got(ref.size());
+    for (size_t v = 0; v < variants.size(); ++v) {
+      const sm90::Config c = variants[v];
+      DeviceBuffer ws(sm90::workspace_bytes(s, c));
+      const Operands ops = dt.view();
+      poison_device(dt.c.get<uint16_t>(), s.m * s.n, stream.get());
+      auto run = [&] { sm90::launch(s, ops, c, ws.get(), stream.get()); };
+      const auto t = tm.time(run, stream.get());
+      stream.sync();
+      NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), dt.c.get(), got.size() * 2, cudaMemcpyDeviceToHost));
+      if (v == 0) ref = got;
+      int64_t diff = 0;
+      if (c.diag == 0)
+        for (size_t i = 0; i < got.size(); ++i) diff += got[i] != ref[i] || got[i] == kPoisonFp16;
+      std::printf("  %-4s %-24s %8.1f us  min %8.1f  %6.0f TFLOP/s  x%.2f vs cuBLAS  x%.2f vs deq+cuBLAS%s\n",
+                  v == 0 ? "auto" : v == 1 ? "v1" : "", sm90::describe(c).c_str(), t.first, t.second,
+                  s.flops() / t.first * 1e-6, cub / t.first, e2e / t.first,
+                  diff ? (" MISMATCH " + std::to_string(diff)).c_str() : "");
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}

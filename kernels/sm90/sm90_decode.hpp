@@ -1,0 +1,67 @@
+// Exact E2M1 -> fp16 decoding used by the sm90 kernel, written so the bit trick compiles for the
+// host too (tests/test_sm90.cu checks it exhaustively against e2m1_decode on both sides).
+//
+// One 32-bit word holds 8 packed codes n0..n7 (n_e in bits 4e..4e+3, the lower K index in the
+// lower nibble). e2m1x2_raw<I> builds an fp16x2 from codes (n_I, n_{I+4}): the 3 magnitude bits
+// go to fp16 bits 11..9 (low 2 exponent bits + top mantissa bit) and the sign to bit 15. Such an
+// fp16 is exactly value * 2^-14 for every code, subnormal codes 0 and 0.5 included (facts sheet
+// section 4, "shift and mask, then one multiply that fixes the exponent bias").
+//
+// The multiply that fixes the bias also applies the block scale. scale * 2^14 overflows fp16 for
+// scales above 4, so the kernel multiplies by scale * 2^7 (at most 448 * 128 = 57344, exact in
+// fp16) on BOTH operands and the FP32 accumulator is multiplied by 2^14 at the end. Every decoded
+// product raw * (scale * 2^7) = value * scale * 2^-7 has at most 6 significant bits and is a
+// multiple of 2^-17, so it is exact in fp16 (tested exhaustively).
+#pragma once
+
+#include <cstdint>
+
+#include "format/nvfp4.hpp"
+
+namespace nvfp4::sm90 {
+
+// Factor between the true product sum and the FP32 accumulator: 2^-7 from each operand.
+constexpr float kAccUnscale = 16384.0f;  // 2^14
+// The block-scale multiplier is scale * 2^7.
+constexpr float kScaleBoost = 128.0f;
+
+template <int I>
+NVFP4_HD uint32_t e2m1x2_raw(uint32_t w) {
+  static_assert(I >= 0 && I < 4, "pair index");
+  const uint32_t mag = (I == 3 ? (w >> 3) : (w << (9 - 4 * I))) & 0x0E000E00u;
+  const uint32_t sgn = (w << (12 - 4 * I)) & 0x80008000u;
+  return mag | sgn;
+}
+
+// Runtime-index twin for host tests.
+NVFP4_HD uint32_t e2m1x2_raw_rt(uint32_t w, int i) {
+  switch (i) {
+    case 0: return e2m1x2_raw<0>(w);
+    case 1: return e2m1x2_raw<1>(w);
+    case 2: return e2m1x2_raw<2>(w);
+    default: return e2m1x2_raw<3>(w);
+  }
+}
+
+#if defined(__CUDACC__)
+// fp16x2 multiply, round to nearest (exact for the operands used here).
+__device__ __forceinline__ uint32_t hmul2_bits(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+// Two E4M3 scale bytes (low byte -> low half) -> fp16x2 of scale * 2^7, sign bit ignored (UE4M3)
+// and NaN (0x7F) kept NaN, as scale_decode does.
+__device__ __forceinline__ uint32_t scale2_boosted(uint32_t two_bytes) {
+  uint32_t h;
+  const unsigned short in = static_cast<unsigned short>(two_bytes & 0x7F7Fu);
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(in));
+  return hmul2_bits(h, 0x58005800u);  // 0x5800 = 128.0 in fp16
+}
+
+__device__ __forceinline__ uint32_t bcast_lo(uint32_t h2) { return __byte_perm(h2, h2, 0x1010); }
+__device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) { return __byte_perm(h2, h2, 0x3232); }
+#endif
+
+}  // namespace nvfp4::sm90

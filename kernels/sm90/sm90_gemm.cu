@@ -1,0 +1,410 @@
+// `sm90`: NVFP4 GEMM for Hopper (sm_90a) - host side: shape rules, the tile/split heuristic,
+// the deterministic split-K reduction and the Gemm object. The main kernel is sm90_kernel.cuh.
+#include "kernels/sm90/sm90_gemm.hpp"
+
+#include <cuda_fp16.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/error.hpp"
+#include "device/cuda_check.hpp"
+#include "device/device_info.hpp"
+#include "kernels/sm90/sm90_kernel.cuh"
+#include "kernels/sm90/sm90_ws.cuh"
+
+namespace nvfp4::sm90 {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Sums the FP32 partials of every split in split order (fixed, so results are bit-reproducible)
+// and rounds once to fp16.
+template <bool kVec>
+__global__ void splitk_reduce(const float* __restrict__ ws, __half* __restrict__ c, int64_t elems,
+                              int split) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (kVec) {
+    const int64_t n4 = elems / 4;
+    for (int64_t i = first; i < n4; i += stride) {
+      float4 s = reinterpret_cast<const float4*>(ws)[i];
+      for (int t = 1; t < split; ++t) {
+        const float4 v = reinterpret_cast<const float4*>(ws + t * elems)[i];
+        s.x += v.x;
+        s.y += v.y;
+        s.z += v.z;
+        s.w += v.w;
+      }
+      const __half2 lo = __floats2half2_rn(s.x, s.y), hi = __floats2half2_rn(s.z, s.w);
+      uint2 out;
+      out.x = *reinterpret_cast<const uint32_t*>(&lo);
+      out.y = *reinterpret_cast<const uint32_t*>(&hi);
+      reinterpret_cast<uint2*>(c)[i] = out;
+    }
+  } else {
+    for (int64_t i = first; i < elems; i += stride) {
+      float s = ws[i];
+      for (int t = 1; t < split; ++t) s += ws[t * elems + i];
+      c[i] = __float2half_rn(s);
+    }
+  }
+}
+
+// Rough cost model of one configuration, in microseconds on an H200-class part. A 64-wide K
+// granule of a 128 x bn tile is 2*128*bn*64 flops at ~7 TFLOP/s per SM, inflated by the A-side
+// decode that every tile repeats (relatively larger for narrow tiles); each wave pays ~1 us of
+// pipeline fill and epilogue; split-K pays a reduction launch plus its L2 traffic.
+double estimate_us(const Shape& s, const Config& c, int sms) {
+  const int64_t nk = s.k / kGranuleK;
+  const int64_t tiles = ceil_div(s.m, kBM) * ceil_div(s.n, c.bn) * s.l;
+  const int64_t cps = ceil_div(nk, c.split);
+  const int64_t waves = ceil_div(tiles * c.split, sms);
+  const double granule_us = (2.0 * kBM * c.bn * kGranuleK) / 7.0e6 * (1.0 + 64.0 / c.bn);
+  double t = double(waves) * (double(cps) * granule_us + 1.0);
+  if (c.split > 1) {
+    const double bytes = double(c.split) * double(s.m * s.n * s.l) * 4.0 * 2.0;
+    t += 2.0 + bytes / 6.0e6;  // ~6 TB/s, mostly L2-resident
+  }
+  return t;
+}
+
+// v2, fitted to the H200 sweep (bench/results/h200/sm90-dev/run3-v2ws): a 64-wide K granule of a
+// 128 x bn tile costs (460 + 6.2 bn) clocks at ~1.755 GHz (a fixed part per granule plus the
+// width), each CTA ~5.5 us of fill, drain and epilogue, the cluster reduction ~1.5 us per
+// split, and (amode 0) the A prepass: its bytes at ~2.5 TB/s plus a launch mostly hidden by PDL.
+// Waves count resident clusters (cudaOccupancyMaxActiveClusters when a device answers).
+double estimate_v2_us(const Shape& s, const Config& c, int capacity_ctas) {
+  const int64_t nk = s.k / kGranuleK;
+  const int64_t tiles = ceil_div(s.m, kBM) * ceil_div(s.n, c.bn) * s.l;
+  const int64_t cps = ceil_div(nk, c.split);
+  const int64_t waves = ceil_div(tiles * c.split, std::max(1, capacity_ctas));
+  const double granule_us = (460.0 + 6.2 * c.bn) / 1755.0;
+  double t = double(waves) * (double(cps) * granule_us + 5.5);
+  if (c.split > 1) t += 1.5 * c.split;
+  if (c.amode == 0) t += 0.5 + double(ceil_div(s.m, kBM) * kBM * s.k * s.l) * 2.6 / 2.5e6;
+  return t;
+}
+
+int v2_capacity(int bn, int amode, int split, int sms) {
+  int clusters = 0;
+  switch (bn * 2 + amode) {
+    case 256: clusters = v2::max_active_clusters<128, 0>(split); break;
+    case 257: clusters = v2::max_active_clusters<128, 1>(split); break;
+    case 384: clusters = v2::max_active_clusters<192, 0>(split); break;
+    case 385: clusters = v2::max_active_clusters<192, 1>(split); break;
+    case 448: clusters = v2::max_active_clusters<224, 0>(split); break;
+    case 449: clusters = v2::max_active_clusters<224, 1>(split); break;
+    case 512: clusters = v2::max_active_clusters<256, 0>(split); break;
+    case 513: clusters = v2::max_active_clusters<256, 1>(split); break;
+    default: break;
+  }
+  if (clusters > 0) return clusters * split;
+  return (sms / split) * split;  // no device: assume every SM can hold a cluster member
+}
+
+}  // namespace
+
+namespace v2 {
+
+__global__ void __launch_bounds__(128) decode_a_kernel(const Params p) {
+#if defined(NVFP4_SM90_DEVICE)
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  // One block per (batch, m tile, granule): each thread decodes its row into shared memory
+  // (swizzled as the main kernel wants it), then the block writes the 16 KB tile coalesced.
+  __shared__ uint4 tile[kATile / 16];
+  const int64_t blk = blockIdx.x;
+  const int64_t g = blk % p.nk, rest = blk / p.nk;
+  const int64_t tm = rest % p.tiles_m, batch = rest / p.tiles_m;
+  const int r = threadIdx.x;
+  const int64_t row = tm * 128 + r;
+  const int sw = r & 7;
+  if (row < p.m) {
+    const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
+    const uint8_t* src = p.a + (batch * p.m + row) * kbytes + g * 32;
+    const uint4 lo = __ldg(reinterpret_cast<const uint4*>(src));
+    const uint4 hi = __ldg(reinterpret_cast<const uint4*>(src + 16));
+    const uint32_t sc =
+        __ldg(reinterpret_cast<const uint32_t*>(p.sfa + (batch * p.m + row) * kblocks + g * 4));
+    dev::decode_row(lo, hi, sc, [&](int q, uint4 v) { tile[r * 8 + (q ^ sw)] = v; });
+  } else {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) tile[r * 8 + q] = make_uint4(0, 0, 0, 0);  // rows past M
+  }
+  __syncthreads();
+  uint4* dst = reinterpret_cast<uint4*>(const_cast<uint8_t*>(p.a16) + blk * int64_t(kATile));
+#pragma unroll
+  for (int j = 0; j < 8; ++j) dst[r + 128 * j] = tile[r + 128 * j];
+#else
+  (void)p;
+#endif
+}
+
+}  // namespace v2
+
+std::string shape_error(const Shape& s) {
+  if (s.k % kGranuleK != 0)
+    return fmt::format("K must be a multiple of {} (the sm90 kernel's K granule)", kGranuleK);
+  if (s.l > 65535) return "L must be at most 65535 (grid z limit)";
+  if (s.m > std::numeric_limits<int32_t>::max() || s.n > std::numeric_limits<int32_t>::max())
+    return "M and N must be below 2^31";
+  if (ceil_div(s.m, kBM) * ceil_div(s.n, 128) > std::numeric_limits<int32_t>::max())
+    return "too many 128x128 tiles for one grid";
+  return {};
+}
+
+Config normalize(const Shape& s, Config c) {
+  const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
+  const int64_t max_split = c.version == 2 ? kMaxSplitV2 : 65535;
+  c.split = static_cast<int>(std::clamp<int64_t>(c.split, 1, std::min<int64_t>(nk, max_split)));
+  const int64_t cps = ceil_div(nk, c.split);
+  c.split = static_cast<int>(ceil_div(nk, cps));
+  return c;
+}
+
+int current_sm_count() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  return sms;
+}
+
+// Heuristic: try every tile width (128/192/224/256) and split (1..64) and keep the cheapest by
+// estimate_us(); ties go to the smaller split. Splits are only considered while the FP32
+// workspace stays under 1 GiB. At M=128 this picks a width whose tile count times the split
+// nearly fills the SMs (e.g. 7168 = 32 x 224 with split 4 -> 128 CTAs on 132 SMs).
+Config choose_config_v1(const Shape& s, int sms) {
+  Config best;
+  best.version = 1;
+  double best_t = std::numeric_limits<double>::infinity();
+  const int64_t nk = s.k / kGranuleK;
+  for (int bn : {256, 224, 192, 128}) {
+    for (int split = 1; split <= 64 && split <= nk; ++split) {
+      Config c = normalize(s, Config{bn, split, 0, 1, 0});
+      if (c.split != split) continue;
+      if (split > 1 && double(split) * double(s.m * s.n * s.l) * 4.0 > double(1ull << 30)) break;
+      const double t = estimate_us(s, c, sms);
+      if (t < best_t * 0.999) {
+        best_t = t;
+        best = c;
+      }
+    }
+  }
+  return best;
+}
+
+// The registered kernel's choice. Measured on the H200 (bench/results/h200/sm90-dev/run5-*):
+// v1 is faster at small M with long K (128x7168x16384: 87.8 vs 90.2 us, 128x4096x7168: 30.9 vs
+// 36.5 us), v2 everywhere else measured (128x7168x2048: 21.3 vs 23.9 us; 1024x7168x16384,
+// 4096^3, 8192^3: 1-5 % faster). Within v2: every tile width and split 1..8 with the prepass A
+// (amode 0), cheapest by estimate_v2_us(); ties go to the smaller split.
+Config choose_config(const Shape& s, int sms) {
+  if (s.m <= 256 && s.k >= 4096) return choose_config_v1(s, sms);
+  Config best;
+  double best_t = std::numeric_limits<double>::infinity();
+  const int64_t nk = s.k / kGranuleK;
+  for (int bn : {256, 224, 192, 128}) {
+    for (int split = 1; split <= kMaxSplitV2 && split <= nk; ++split) {
+      Config c = normalize(s, Config{bn, split, 0, 2, 0});
+      if (c.split != split) continue;
+      const double t = estimate_v2_us(s, c, v2_capacity(bn, c.amode, split, sms));
+      if (t < best_t * 0.999) {
+        best_t = t;
+        best = c;
+      }
+    }
+  }
+  return best;
+}
+
+size_t workspace_bytes(const Shape& s, const Config& c0) {
+  const Config c = normalize(s, c0);
+  if (c.version == 2) {
+    if (c.amode != 0) return 0;
+    return size_t(s.l) * size_t(ceil_div(s.m, kBM)) * size_t(s.k / kGranuleK) * v2::kATile;
+  }
+  if (c.split <= 1) return 0;
+  return size_t(c.split) * size_t(s.l) * size_t(s.m) * size_t(s.n) * sizeof(float);
+}
+
+std::string describe(const Config& c) {
+  if (c.version == 2)
+    return fmt::format("v2 128x{} split {} {}{}{}", c.bn, c.split, c.amode == 0 ? "Apre" : "Atile",
+                       c.producers == 2 ? " P2" : "",
+                       c.diag == 1   ? " [no decode]"
+                       : c.diag == 2 ? " [no wgmma]"
+                       : c.diag == 4 ? " [no fence]"
+                                     : "");
+  return fmt::format("v1 128x{} split {}{}", c.bn, c.split,
+                     c.diag == 1 ? " [no decode]" : c.diag == 2 ? " [no wgmma]" : "");
+}
+
+namespace {
+
+void launch_v2(const Shape& s, const Operands& ops, const Config& c, void* workspace,
+               cudaStream_t stream) {
+  v2::Params p{};
+  p.a = ops.a;
+  p.b = ops.b;
+  p.sfa = ops.sfa;
+  p.sfb = ops.sfb;
+  p.a16 = static_cast<const uint8_t*>(workspace);
+  p.c = reinterpret_cast<__half*>(ops.c);
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.l = s.l;
+  p.nk = static_cast<int>(s.k / kGranuleK);
+  p.cps = static_cast<int>(ceil_div(p.nk, c.split));
+  p.split = c.split;
+  p.tiles_m = static_cast<int>(ceil_div(s.m, kBM));
+  const dim3 grid(static_cast<unsigned>(p.tiles_m * ceil_div(s.n, c.bn)),
+                  static_cast<unsigned>(c.split), static_cast<unsigned>(s.l));
+  if (c.amode == 0) {
+    const int64_t blocks = s.l * p.tiles_m * int64_t(p.nk);  // tile order = a16 layout order
+    v2::decode_a_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(p);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  }
+  const bool pdl = c.amode == 0;
+  if (c.diag != 0) {
+    if (c.bn != 256 || c.amode != 0 || (c.diag != 1 && c.diag != 2 && c.diag != 4))
+      throw usage_error("sm90: v2 diagnostic variants exist for 128x256 with the A prepass only");
+    if (c.diag == 1) v2::launch_ws<256, 0, 1>(p, grid, pdl, stream);
+    if (c.diag == 2) v2::launch_ws<256, 0, 2>(p, grid, pdl, stream);
+    if (c.diag == 4) v2::launch_ws<256, 0, 4>(p, grid, pdl, stream);
+    return;
+  }
+  if (c.producers == 2) {
+    switch (c.bn * 2 + (c.amode == 0 ? 0 : 1)) {
+      case 256: v2::launch_ws<128, 0, 0, 2>(p, grid, pdl, stream); break;
+      case 257: v2::launch_ws<128, 1, 0, 2>(p, grid, pdl, stream); break;
+      case 384: v2::launch_ws<192, 0, 0, 2>(p, grid, pdl, stream); break;
+      case 385: v2::launch_ws<192, 1, 0, 2>(p, grid, pdl, stream); break;
+      default: throw usage_error("sm90: two producer warpgroups are built for widths 128/192");
+    }
+    return;
+  }
+  switch (c.bn * 2 + (c.amode == 0 ? 0 : 1)) {
+    case 256: v2::launch_ws<128, 0>(p, grid, pdl, stream); break;
+    case 257: v2::launch_ws<128, 1>(p, grid, pdl, stream); break;
+    case 384: v2::launch_ws<192, 0>(p, grid, pdl, stream); break;
+    case 385: v2::launch_ws<192, 1>(p, grid, pdl, stream); break;
+    case 448: v2::launch_ws<224, 0>(p, grid, pdl, stream); break;
+    case 449: v2::launch_ws<224, 1>(p, grid, pdl, stream); break;
+    case 512: v2::launch_ws<256, 0>(p, grid, pdl, stream); break;
+    case 513: v2::launch_ws<256, 1>(p, grid, pdl, stream); break;
+    default: throw usage_error(fmt::format("sm90: tile width {} not built (128/192/224/256)", c.bn));
+  }
+}
+
+}  // namespace
+
+void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspace,
+            cudaStream_t stream) {
+  const Config c = normalize(s, c0);
+  auto misaligned = [](const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a != 0; };
+  if (misaligned(ops.a, 16) || misaligned(ops.b, 16) || misaligned(ops.sfa, 4) ||
+      misaligned(ops.sfb, 4) || misaligned(ops.c, 16))
+    throw runtime_error("sm90: A and B must be 16-byte aligned, scales 4-byte, C 16-byte");
+  if (c.version == 2) {
+    if (c.amode == 0 && (workspace == nullptr || misaligned(workspace, 16)))
+      throw runtime_error("sm90: the A prepass needs a 16-byte aligned workspace");
+    launch_v2(s, ops, c, workspace, stream);
+    return;
+  }
+  if (c.split > 1 && (workspace == nullptr || misaligned(workspace, 16)))
+    throw runtime_error("sm90: split-K needs a 16-byte aligned workspace");
+
+  Params p{};
+  p.a = ops.a;
+  p.b = ops.b;
+  p.sfa = ops.sfa;
+  p.sfb = ops.sfb;
+  p.c = reinterpret_cast<__half*>(ops.c);
+  p.ws = static_cast<float*>(workspace);
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.l = s.l;
+  p.nk = static_cast<int>(s.k / kGranuleK);
+  p.cps = static_cast<int>(ceil_div(p.nk, c.split));
+  p.split = c.split;
+  p.tiles_m = static_cast<int>(ceil_div(s.m, kBM));
+  const dim3 grid(static_cast<unsigned>(p.tiles_m * ceil_div(s.n, c.bn)),
+                  static_cast<unsigned>(c.split), static_cast<unsigned>(s.l));
+  if (c.diag != 0) {
+    if (c.bn != 256 || (c.diag != 1 && c.diag != 2))
+      throw usage_error("sm90: diagnostic variants exist for tile width 256 only");
+    launch_diag(p, grid, stream, c.diag);
+  } else switch (c.bn) {
+    case 128: launch_bn<128>(p, grid, stream); break;
+    case 192: launch_bn<192>(p, grid, stream); break;
+    case 224: launch_bn<224>(p, grid, stream); break;
+    case 256: launch_bn<256>(p, grid, stream); break;
+    default: throw usage_error(fmt::format("sm90: tile width {} not built (128/192/224/256)", c.bn));
+  }
+  if (c.split > 1) {
+    const int64_t elems = s.l * s.m * s.n;
+    const bool vec = elems % 4 == 0;
+    const int64_t work = vec ? elems / 4 : elems;
+    const unsigned blocks = static_cast<unsigned>(
+        std::clamp<int64_t>(ceil_div(work, 256), 1, int64_t(current_sm_count()) * 8));
+    if (vec)
+      splitk_reduce<true><<<blocks, 256, 0, stream>>>(p.ws, p.c, elems, c.split);
+    else
+      splitk_reduce<false><<<blocks, 256, 0, stream>>>(p.ws, p.c, elems, c.split);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  }
+}
+
+namespace {
+
+class Sm90Gemm final : public Gemm {
+ public:
+  std::string name() const override { return "sm90"; }
+  std::string description() const override {
+    return "Hopper sm_90a: E2M1 decoded exactly to fp16 with the block scale applied, wgmma "
+           "m64nNk16 (A from registers) with FP32 accumulation, deterministic split-K";
+  }
+  Availability availability(const DeviceInfo& dev) const override {
+    if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};
+    if (dev.cc_major != 9 || dev.cc_minor != 0)
+      return {false, fmt::format("needs compute capability 9.0 (sm_90a wgmma); {} has {}", dev.name,
+                                 dev.cc_string())};
+    return {true, {}};
+  }
+  std::string shape_error(const Shape& s) const override { return sm90::shape_error(s); }
+  size_t workspace_bytes(const Shape& s) const override {
+    return sm90::workspace_bytes(s, choose_config(s, current_sm_count()));
+  }
+  void prepare(const Shape& s, const Operands&, cudaStream_t) override {
+    config_ = choose_config(s, current_sm_count());
+    prepared_for_ = s;
+    prepared_ = true;
+  }
+  void run(const Shape& s, const Operands& ops, void* workspace, cudaStream_t stream) override {
+    const bool same = prepared_ && prepared_for_.m == s.m && prepared_for_.n == s.n &&
+                      prepared_for_.k == s.k && prepared_for_.l == s.l;
+    const Config c = same ? config_ : choose_config(s, current_sm_count());
+    launch(s, ops, c, workspace, stream);
+  }
+  int auto_rank() const override { return 10; }
+
+ private:
+  Config config_;
+  Shape prepared_for_;
+  bool prepared_ = false;
+};
+
+}  // namespace
+}  // namespace nvfp4::sm90
+
+namespace nvfp4 {
+std::unique_ptr<Gemm> make_sm90_gemm() { return std::make_unique<sm90::Sm90Gemm>(); }
+}  // namespace nvfp4

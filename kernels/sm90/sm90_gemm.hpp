@@ -1,0 +1,51 @@
+// `sm90`: NVFP4 GEMM for Hopper (sm_90a). Internals shared by the kernel, its tests and its
+// timing harness; the tool itself only sees the Gemm made by make_sm90_gemm().
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+
+#include "kernels/kernel.hpp"
+
+namespace nvfp4::sm90 {
+
+// One launch configuration: CTA tile 128 (M) x bn (N), K split into `split` contiguous ranges
+// whose FP32 partials are summed in split order (deterministic).
+//   version 2 (default, sm90_ws.cuh): warp-specialised producer/consumer kernel; split-K CTAs of
+//     a tile form a cluster and reduce through distributed shared memory (split <= 8).
+//     amode 0: A decoded once per problem by a prepass into the workspace (fp16 tiles), amode 1:
+//     A decoded per tile by the producer like B.
+//   version 1 (sm90_kernel.cuh): every warp loads, decodes and issues wgmma; split-K partials in
+//     the workspace summed by a second kernel. Kept for comparison (bench, tests).
+struct Config {
+  int bn = 256;     // 128, 192, 224 or 256 (the wgmma N)
+  int split = 1;    // >= 1; 1 writes fp16 directly
+  int diag = 0;     // v1 timing experiments only (bench): 1 = no decode, 2 = no wgmma; wrong results
+  int version = 2;  // 1 or 2
+  int amode = 0;    // v2 only: 0 = A prepass (workspace), 1 = A decoded per tile
+  int producers = 1;  // v2 only: producer warpgroups (2: 512 threads, widths 128/192 only)
+};
+
+constexpr int kMaxSplitV2 = 8;  // portable cluster size
+
+constexpr int kGranuleK = 64;  // K per pipeline stage: 4 wgmma k-steps, 4 scale blocks
+
+// Empty when supported, else the rule broken.
+std::string shape_error(const Shape& s);
+// The per-problem heuristic of the registered kernel (v2; documented in sm90_gemm.cu).
+Config choose_config(const Shape& s, int sm_count);
+// v1's heuristic (bench and tests compare against it).
+Config choose_config_v1(const Shape& s, int sm_count);
+// Split clamped so that every split has at least one K granule.
+Config normalize(const Shape& s, Config c);
+size_t workspace_bytes(const Shape& s, const Config& c);
+std::string describe(const Config& c);
+// Asynchronous on `stream`; workspace must hold workspace_bytes(s, c).
+void launch(const Shape& s, const Operands& ops, const Config& c, void* workspace,
+            cudaStream_t stream);
+// SM count of the current device (132 when it cannot be queried).
+int current_sm_count();
+
+}  // namespace nvfp4::sm90

@@ -1,0 +1,13 @@
+// v2 (warp-specialised) kernel, tile width 128: both A modes. One width per translation unit so
+// the kernels compile in parallel.
+#include "kernels/sm90/sm90_ws_launch.cuh"
+
+namespace nvfp4::sm90::v2 {
+template void launch_ws<128, 0>(const Params&, dim3, bool, cudaStream_t);
+template void launch_ws<128, 1>(const Params&, dim3, bool, cudaStream_t);
+template int max_active_clusters<128, 0>(int);
+template int max_active_clusters<128, 1>(int);
+// Two producer warpgroups (512 threads).
+template void launch_ws<128, 0, 0, 2>(const Params&, dim3, bool, cudaStream_t);
+template void launch_ws<128, 1, 0, 2>(const Params&, dim3, bool, cudaStream_t);
+}  // namespace nvfp4::sm90::v2

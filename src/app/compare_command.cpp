@@ -1,0 +1,76 @@
+// `nvfp4bench compare BASE.json NEW.json`: a Markdown table of per-case changes with their
+// noise; exit 1 on a regression (slower beyond threshold and noise, or passed -> not passed),
+// 2 on unreadable or invalid input, 0 otherwise.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "report/compare.hpp"
+#include "report/json_report.hpp"
+
+namespace nvfp4 {
+
+namespace {
+
+struct CompareArgs {
+  std::string base, now, output;
+  double threshold_pct = 5.0;
+  CompareOptions opt;
+};
+
+nlohmann::json read_report(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message names the byte offset; keep it on one line.
+    std::string what = e.what();
+    for (char& ch : what)
+      if (ch == '\n') ch = ' ';
+    throw usage_error(fmt::format("{}: not valid JSON ({})", path, what));
+  }
+}
+
+int run_compare(CompareArgs& a) {
+  if (!(a.threshold_pct >= 0))
+    throw usage_error(fmt::format("--threshold {}: must be a percentage >= 0", a.threshold_pct));
+  if (!(a.opt.noise_factor >= 0))
+    throw usage_error(fmt::format("--noise-factor {}: must be >= 0", a.opt.noise_factor));
+  a.opt.threshold = a.threshold_pct / 100.0;
+  const CompareResult r = compare_reports(read_report(a.base), read_report(a.now), a.opt, a.base, a.now);
+  const std::string table = compare_markdown(r, a.opt);
+  std::fputs(table.c_str(), stdout);
+  if (!a.output.empty()) write_text_file_atomic(a.output, table);
+  return r.regressions() > 0 ? kExitVerifyFailed : kExitPass;
+}
+
+}  // namespace
+
+Subcommand add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "compare",
+      "Compare two JSON reports case by case (same m,n,k,l,dist and kernel); exit 1 when a case "
+      "got slower beyond both --threshold and its noise, or no longer passes verification");
+  sub->add_option("base", args->base, "the baseline report (--json output)")->required();
+  sub->add_option("new", args->now, "the report to check against it")->required();
+  sub->add_option("--threshold", args->threshold_pct,
+                  "slowdown in percent that counts as a regression")->capture_default_str();
+  sub->add_option("--noise-factor", args->opt.noise_factor,
+                  "the slowdown must also exceed this many combined standard errors of the two "
+                  "medians")->capture_default_str();
+  sub->add_option("--output", args->output, "also write the Markdown table to this file");
+  return {sub, [args](int, char**) { return run_compare(*args); }};
+}
+
+}  // namespace nvfp4

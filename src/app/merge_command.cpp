@@ -1,0 +1,60 @@
+// `nvfp4bench merge OUT.json SHARD.json...`: joins the shard reports of one sweep.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "report/json_report.hpp"
+#include "sweep/merge.hpp"
+#include "sweep/runner.hpp"
+
+namespace nvfp4 {
+
+namespace {
+
+int merge_command(const std::string& out, const std::vector<std::string>& inputs) {
+  std::vector<std::pair<std::string, nlohmann::json>> reports;
+  for (const auto& path : inputs) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw usage_error(fmt::format("{}: cannot be read", path));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+      reports.emplace_back(path, nlohmann::json::parse(ss.str()));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw usage_error(fmt::format("{}: not JSON: {}", path, e.what()));
+    }
+  }
+  const nlohmann::json merged = sweep::merge_reports(reports);
+  write_text_file_atomic(out, merged.dump(2) + "\n");
+  const auto& s = merged["sweep"];
+  const auto& n = s["counts"];
+  std::printf(
+      "merge: %zu reports, %lld of %lld cases: %d passed, %d incorrect, %d not supported, "
+      "%d errors; report %s\n",
+      inputs.size(), (long long)s["cases_done"].get<int64_t>(),
+      (long long)s["cases_in_config"].get<int64_t>(), n["passed"].get<int>(),
+      n["incorrect"].get<int>(), n["not_supported"].get<int>(), n["error"].get<int>(), out.c_str());
+  if (!s["complete"].get<bool>())
+    std::printf("merge: incomplete: %lld cases of the config are in none of the reports\n",
+                (long long)(s["cases_in_config"].get<int64_t>() - s["cases_done"].get<int64_t>()));
+  return sweep::exit_code_for(merged["cases"], s["complete"].get<bool>());
+}
+
+}  // namespace
+
+Subcommand add_merge_command(CLI::App& app) {
+  auto out = std::make_shared<std::string>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  CLI::App* sub = app.add_subcommand(
+      "merge",
+      "join the shard reports of one sweep (same config hash) into one report, cases in order");
+  sub->add_option("out", *out, "merged report to write")->required();
+  sub->add_option("reports", *inputs, "shard reports (sweep --shard I/N --json ...)")->required();
+  return {sub, [out, inputs](int, char**) { return merge_command(*out, *inputs); }};
+}
+
+}  // namespace nvfp4

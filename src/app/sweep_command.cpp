@@ -1,0 +1,61 @@
+// `nvfp4bench sweep CONFIG`: the cases of a config, crash-safe and resumable (src/sweep/).
+#include <memory>
+
+#include "app/commands.hpp"
+#include "sweep/runner.hpp"
+
+namespace nvfp4 {
+
+Subcommand add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<sweep::SweepOptions>();
+  auto timeout = std::make_shared<double>(0);
+  auto peers = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand(
+      "sweep",
+      "run the cases of a sweep config (README \"Sweeps\"): each finished case is appended "
+      "to a JSONL file at once, the report is written at the end");
+  sub->footer(
+      "Exit codes: 0 every case passed; 1 some case incorrect; 2 bad config or usage, or (nothing "
+      "worse) some case not supported; 3 some case ended in an error (CUDA error, crash, timeout); "
+      "130 interrupted (SIGINT/SIGTERM): the report holds the finished cases, --resume runs the "
+      "rest.");
+  sub->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  sub->add_option("config", o->config_path, "sweep config (JSON; configs/sweep.schema.json)")
+      ->required();
+  sub->add_option("--json", o->json_path,
+                  "final report (default: sweep-<config name>.json, sweep-<config "
+                  "name>.shard-I-of-N.json for a shard)");
+  sub->add_option("--jsonl", o->jsonl_path, "record file (default: the report's path with .jsonl)");
+  CLI::Option* resume = sub->add_flag(
+      "--resume", o->resume, "skip the cases already recorded in the JSONL and run the rest");
+  sub->add_flag("--overwrite", o->overwrite, "start again, discarding an existing JSONL")
+      ->excludes(resume);
+  sub->add_flag(
+      "--isolate,!--no-isolate", o->isolate,
+      "run each case in a child process (default; a crash or CUDA fault only ends that case) "
+      "or in this process");
+  CLI::Option* t =
+      sub->add_option("--case-timeout", *timeout,
+                      "seconds before an isolated case is killed (default: the config's "
+                      "timeout_s, else 600)");
+  sub->add_option("--devices", o->devices,
+                  "GPUs to spread the cases over, one worker each: all, or a list like 0,1");
+  sub->add_option("--shard", o->shard, "run only the cases c with c % N == I (0 <= I < N)")
+      ->capture_default_str();
+  CLI::Option* p = sub->add_option("--peers", *peers,
+                                   "peers for every case, replacing the config's: "
+                                   "a list like a,b, all, or none");
+  sub->add_flag("--samples", o->keep_samples, "keep the raw timing samples in the records");
+  sub->add_flag("--list-cases", o->list_cases,
+                "print the expanded cases and their command lines; run nothing");
+  sub->add_option("--progress", o->progress,
+                  "auto (a status line on a terminal, else plain lines), bar, lines or off")
+      ->capture_default_str();
+  return {sub, [o, timeout, peers, t, p](int argc, char** argv) {
+            if (t->count() > 0) o->case_timeout_s = *timeout;
+            if (p->count() > 0) o->peers = *peers;
+            return sweep::run_sweep(*o, argc, argv);
+          }};
+}
+
+}  // namespace nvfp4

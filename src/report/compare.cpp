@@ -1,0 +1,205 @@
+#include "report/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/error.hpp"
+#include "measure/stats.hpp"
+
+namespace nvfp4 {
+
+using nlohmann::json;
+
+const char* verdict_text(Verdict v) {
+  switch (v) {
+    case Verdict::Slower: return "SLOWER";
+    case Verdict::Faster: return "faster";
+    case Verdict::Unchanged: return "unchanged";
+    case Verdict::WithinNoise: return "within noise";
+    case Verdict::NowFails: return "NOW FAILS";
+    case Verdict::NowPasses: return "now passes";
+    case Verdict::Missing: return "missing in new";
+    case Verdict::Added: return "new case";
+  }
+  return "unchanged";
+}
+
+int CompareResult::regressions() const {
+  int n = 0;
+  for (const auto& r : rows) n += r.regression ? 1 : 0;
+  return n;
+}
+
+namespace {
+
+const json& need(const json& j, const char* key, json::value_t type, const std::string& where) {
+  const auto it = j.find(key);
+  auto kind_ok = [&](const json& v) {
+    if (type == json::value_t::number_float) return v.is_number();
+    if (type == json::value_t::number_integer) return v.is_number_integer();
+    return v.type() == type;
+  };
+  if (it == j.end() || !kind_ok(*it)) {
+    const char* expected = type == json::value_t::number_float     ? "a number"
+                           : type == json::value_t::number_integer ? "an integer"
+                           : type == json::value_t::string         ? "a string"
+                           : type == json::value_t::array          ? "an array"
+                           : type == json::value_t::boolean        ? "a boolean"
+                                                                   : "an object";
+    // Top-level keys come after "FILE: ", nested ones after "FILE: path".
+    const char* sep = !where.empty() && where.back() == ' ' ? "" : ".";
+    throw usage_error(fmt::format("{}{}{}: {}; expected {}", where, sep, key,
+                                  it == j.end() ? "missing" : "wrong type", expected));
+  }
+  return *it;
+}
+
+}  // namespace
+
+std::vector<ReportCase> read_report_cases(const json& rep, const std::string& what) {
+  using vt = json::value_t;
+  if (!rep.is_object()) throw usage_error(fmt::format("{}: not a JSON object; expected an nvfp4bench report", what));
+  const std::string top = what + ": ";
+  const int64_t version = need(rep, "schema_version", vt::number_integer, top).get<int64_t>();
+  if (version < 1 || version > 2)
+    throw usage_error(fmt::format("{}: schema_version {}: unsupported; expected 1 or 2", what, version));
+  const json& cases = need(rep, "cases", vt::array, top);
+  std::vector<ReportCase> out;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string where = fmt::format("{}: cases[{}]", what, i);
+    const json& c = cases[i];
+    if (!c.is_object()) throw usage_error(where + ": not an object");
+    const json& p = need(c, "problem", vt::object, where);
+    const std::string pw = where + ".problem";
+    const int64_t m = need(p, "m", vt::number_integer, pw).get<int64_t>();
+    const int64_t n = need(p, "n", vt::number_integer, pw).get<int64_t>();
+    const int64_t k = need(p, "k", vt::number_integer, pw).get<int64_t>();
+    const int64_t l = need(p, "l", vt::number_integer, pw).get<int64_t>();
+    const std::string dist = need(p, "dist", vt::string, pw).get<std::string>();
+    ReportCase rc;
+    rc.problem = fmt::format("{}x{}x{} L={} {}", m, n, k, l, dist);
+    rc.kernel = need(need(c, "kernel", vt::object, where), "name", vt::string, where + ".kernel")
+                    .get<std::string>();
+    rc.problem_key = rc.problem;
+    rc.disposition = need(c, "disposition", vt::string, where).get<std::string>();
+    if (const auto kt = c.find("kernel_timing"); kt != c.end() && kt->is_object() &&
+                                                 kt->value("ran", false)) {
+      const std::string tw = where + ".kernel_timing";
+      const json& st = need(*kt, "stats", vt::object, tw);
+      const std::string sw = tw + ".stats";
+      rc.timed = true;
+      rc.count = need(st, "count", vt::number_integer, sw).get<int64_t>();
+      rc.median_us = need(st, "median_us", vt::number_float, sw).get<double>();
+      const double iqr = need(st, "iqr_us", vt::number_float, sw).get<double>();
+      // Version 2 stores the estimate; version 1 reports carry what it is computed from.
+      rc.rse = st.contains("rse_median") && st["rse_median"].is_number()
+                   ? st["rse_median"].get<double>()
+                   : rse_median_of(rc.count, rc.median_us, iqr);
+      if (!(rc.median_us >= 0) || !std::isfinite(rc.median_us))
+        throw usage_error(fmt::format("{}.median_us: {}; expected a time >= 0", sw, rc.median_us));
+      rc.mode = kt->value("mode", kt->value("l2_flushed", true) ? "cold" : "hot");
+    }
+    out.push_back(std::move(rc));
+  }
+  return out;
+}
+
+CompareResult compare_reports(const json& base, const json& now, const CompareOptions& opt,
+                              const std::string& base_name, const std::string& new_name) {
+  const auto b = read_report_cases(base, base_name);
+  const auto n = read_report_cases(now, new_name);
+  CompareResult res;
+  auto device_of = [](const json& r) {
+    const json d = r.value("device", json::object());
+    return d.value("name", std::string(r.value("backend", "") == "host" ? "host backend" : "unknown"));
+  };
+  if (device_of(base) != device_of(now))
+    res.warnings.push_back(fmt::format("different devices: {} vs {}", device_of(base), device_of(now)));
+
+  // Cases with the same key pair up in order (a report may repeat a problem with other seeds).
+  std::map<std::string, std::vector<const ReportCase*>> new_by_key;
+  for (const auto& c : n) new_by_key[c.problem_key + "\n" + c.kernel].push_back(&c);
+  std::map<std::string, size_t> used;
+  for (const auto& bc : b) {
+    const std::string key = bc.problem_key + "\n" + bc.kernel;
+    CompareRow row;
+    row.problem = bc.problem;
+    row.kernel = bc.kernel;
+    row.base_disposition = bc.disposition;
+    if (bc.timed) row.base_us = bc.median_us;
+    auto& list = new_by_key[key];
+    size_t& u = used[key];
+    if (u >= list.size()) {
+      row.verdict = Verdict::Missing;
+      res.rows.push_back(row);
+      continue;
+    }
+    const ReportCase& nc = *list[u++];
+    row.new_disposition = nc.disposition;
+    if (nc.timed) row.new_us = nc.median_us;
+    if (bc.timed && nc.timed && bc.mode != nc.mode)
+      row.note = fmt::format("timing modes differ: {} vs {}", bc.mode, nc.mode);
+    const bool was_ok = bc.disposition == "passed", is_ok = nc.disposition == "passed";
+    if (was_ok && !is_ok) {
+      row.verdict = Verdict::NowFails;
+      row.regression = true;
+    } else if (!was_ok && is_ok) {
+      row.verdict = Verdict::NowPasses;
+    }
+    if (bc.timed && nc.timed && bc.median_us > 0) {
+      row.change = nc.median_us / bc.median_us - 1.0;
+      row.noise = std::hypot(bc.rse, nc.rse);
+      if (row.verdict == Verdict::Unchanged) {
+        const bool beyond_noise = std::fabs(row.change) > opt.noise_factor * row.noise;
+        if (std::fabs(row.change) <= opt.threshold) row.verdict = Verdict::Unchanged;
+        else if (!beyond_noise) row.verdict = Verdict::WithinNoise;
+        else if (row.change > 0) row.verdict = Verdict::Slower, row.regression = true;
+        else row.verdict = Verdict::Faster;
+      }
+    }
+    res.rows.push_back(row);
+  }
+  for (const auto& [key, list] : new_by_key)
+    for (size_t i = used[key]; i < list.size(); ++i) {
+      CompareRow row;
+      row.problem = list[i]->problem;
+      row.kernel = list[i]->kernel;
+      row.new_disposition = list[i]->disposition;
+      if (list[i]->timed) row.new_us = list[i]->median_us;
+      row.verdict = Verdict::Added;
+      res.rows.push_back(row);
+    }
+  return res;
+}
+
+std::string compare_markdown(const CompareResult& r, const CompareOptions& opt) {
+  std::string out = fmt::format(
+      "| problem | kernel | base (us) | new (us) | change | noise (±{:g}σ) | verification | verdict |\n"
+      "|---|---|---:|---:|---:|---:|---|---|\n",
+      opt.noise_factor);
+  auto us = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string("-"); };
+  for (const auto& row : r.rows) {
+    const bool both = row.base_us && row.new_us;
+    const std::string verification =
+        row.base_disposition.empty() ? row.new_disposition
+        : row.new_disposition.empty() ? row.base_disposition
+        : row.base_disposition == row.new_disposition ? row.new_disposition
+                                                      : row.base_disposition + " → " + row.new_disposition;
+    std::string verdict = row.regression ? fmt::format("**{}**", verdict_text(row.verdict))
+                                         : verdict_text(row.verdict);
+    if (!row.note.empty()) verdict += " (" + row.note + ")";
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", row.problem, row.kernel,
+                       us(row.base_us), us(row.new_us),
+                       both ? fmt::format("{:+.2f}%", 100.0 * row.change) : "-",
+                       both ? fmt::format("±{:.2f}%", 100.0 * opt.noise_factor * row.noise) : "-",
+                       verification, verdict);
+  }
+  for (const auto& w : r.warnings) out += "\nwarning: " + w + "\n";
+  out += fmt::format("\n{} regression(s) (threshold {:g}%, noise factor {:g})\n", r.regressions(),
+                     100.0 * opt.threshold, opt.noise_factor);
+  return out;
+}
+
+}  // namespace nvfp4

@@ -1,0 +1,55 @@
+// Comparing two native reports: cases matched by problem (m, n, k, l, dist) and kernel name; a
+// case regresses when its median got slower beyond both a threshold and its measured noise, or
+// when it passed verification before and does not now.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvfp4 {
+
+struct CompareOptions {
+  double threshold = 0.05;    // relative slowdown that counts (5%)
+  double noise_factor = 3.0;  // ... and it must exceed this many combined standard errors
+};
+
+enum class Verdict { Slower, Faster, Unchanged, WithinNoise, NowFails, NowPasses, Missing, Added };
+const char* verdict_text(Verdict v);
+
+struct CompareRow {
+  std::string problem;  // "128x7168x16384 L=1 gpumode"
+  std::string kernel;
+  std::string base_disposition, new_disposition;  // empty when absent
+  std::optional<double> base_us, new_us;          // kernel medians
+  double change = 0;  // new/base - 1
+  double noise = 0;   // combined relative standard error of the two medians
+  Verdict verdict = Verdict::Unchanged;
+  bool regression = false;
+  std::string note;   // e.g. "timing modes differ: cold vs hot"
+};
+
+struct CompareResult {
+  std::vector<CompareRow> rows;
+  std::vector<std::string> warnings;  // report-level: different devices, backends
+  int regressions() const;
+};
+
+// A report's cases, checked for the keys compare reads; throws usage_error("WHAT: key: problem")
+// with `what` naming the file.
+struct ReportCase {
+  std::string problem_key, problem, kernel, disposition, mode;
+  bool timed = false;
+  int64_t count = 0;
+  double median_us = 0, rse = 0;
+};
+std::vector<ReportCase> read_report_cases(const nlohmann::json& report, const std::string& what);
+
+CompareResult compare_reports(const nlohmann::json& base, const nlohmann::json& now,
+                              const CompareOptions& opt, const std::string& base_name = "BASE",
+                              const std::string& new_name = "NEW");
+std::string compare_markdown(const CompareResult& r, const CompareOptions& opt);
+
+}  // namespace nvfp4

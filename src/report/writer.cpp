@@ -1,0 +1,60 @@
+#include "report/writer.hpp"
+
+#include <fmt/format.h>
+
+#include "report/json_report.hpp"
+
+namespace nvfp4 {
+
+namespace {
+
+class JsonWriter final : public ReportWriter {
+ public:
+  std::string format() const override { return "json"; }
+  std::string render(const RunInfo& info, const std::vector<CaseResult>& cases,
+                     bool keep_samples) const override {
+    return make_report(info, cases, keep_samples).dump(2) + "\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ReportWriter> make_json_writer() { return std::make_unique<JsonWriter>(); }
+
+namespace {
+using WriterFactory = std::unique_ptr<ReportWriter> (*)();
+// One line per format.
+const WriterFactory kWriters[] = {make_json_writer, make_gbench_writer, make_bencher_writer,
+                                  make_csv_writer, make_markdown_writer};
+}  // namespace
+
+std::unique_ptr<ReportWriter> make_writer(const std::string& format) {
+  for (WriterFactory f : kWriters)
+    if (auto w = f(); w->format() == format) return w;
+  return nullptr;
+}
+
+std::vector<std::string> writer_formats() {
+  std::vector<std::string> out;
+  for (WriterFactory f : kWriters) out.push_back(f()->format());
+  return out;
+}
+
+std::vector<TimingRow> timing_rows(const std::vector<CaseResult>& cases) {
+  std::vector<TimingRow> rows;
+  for (const CaseResult& c : cases) {
+    if (c.kernel_timing && c.kernel_timing->ran) rows.push_back({&c, &*c.kernel_timing});
+    if (c.reference_timing && c.reference_timing->ran) rows.push_back({&c, &*c.reference_timing});
+    for (const TimingResult& p : c.peers)
+      if (p.ran) rows.push_back({&c, &p});
+  }
+  return rows;
+}
+
+std::string bench_name(const CaseResult& c, const TimingResult& t) {
+  const Shape& s = c.problem.shape;
+  return fmt::format("{}/{}x{}x{}x{}/{}/{}", t.name, s.m, s.n, s.k, s.l, dist_name(c.problem.dist),
+                     t.measurement.mode);
+}
+
+}  // namespace nvfp4

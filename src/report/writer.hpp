@@ -1,0 +1,42 @@
+// Report writers, one per output format (nvbench's printer idea): each formats the result model
+// (RunInfo + CaseResults) and nothing else. Adding a format is one file and one line in writer.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "report/result.hpp"
+
+namespace nvfp4 {
+
+class ReportWriter {
+ public:
+  virtual ~ReportWriter() = default;
+  virtual std::string format() const = 0;  // the --format value
+  virtual std::string render(const RunInfo& info, const std::vector<CaseResult>& cases,
+                             bool keep_samples) const = 0;
+};
+
+std::unique_ptr<ReportWriter> make_json_writer();      // native report (report/json_report.hpp)
+std::unique_ptr<ReportWriter> make_gbench_writer();    // google-benchmark JSON
+std::unique_ptr<ReportWriter> make_bencher_writer();   // Bencher Metric Format
+std::unique_ptr<ReportWriter> make_csv_writer();       // one row per timing
+std::unique_ptr<ReportWriter> make_markdown_writer();  // a table for pull-request comments
+
+// The writer for a --format value, or nullptr when unknown.
+std::unique_ptr<ReportWriter> make_writer(const std::string& format);
+// Every --format value, in the order help lists them.
+std::vector<std::string> writer_formats();
+
+// One timed run of an implementation within a case, as the flat formats list them.
+struct TimingRow {
+  const CaseResult* c = nullptr;
+  const TimingResult* t = nullptr;
+};
+// Every timing that ran: each case's kernel, reference and peers, in that order.
+std::vector<TimingRow> timing_rows(const std::vector<CaseResult>& cases);
+// "naive/128x7168x16384x1/gpumode/cold": implementation, shape, distribution, timing mode.
+std::string bench_name(const CaseResult& c, const TimingResult& t);
+
+}  // namespace nvfp4

@@ -1,0 +1,136 @@
+#include "sweep/child.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace nvfp4::sweep {
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);  // glibc 2.32+
+  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
+}
+
+std::string ChildResult::describe() const {
+  switch (how) {
+    case How::Exited:
+      return fmt::format("exited with code {}", exit_code);
+    case How::Signaled:
+      return fmt::format("crashed with signal {} ({})", signal, signal_name(signal));
+    case How::TimedOut:
+      return fmt::format("timed out after {:g} s", timeout_s);
+    case How::Interrupted:
+      return "interrupted";
+    case How::SpawnFailed:
+      return "could not be started: " + error;
+  }
+  return "unknown";
+}
+
+ChildResult run_child(const std::vector<std::string>& argv, const std::string& out_path,
+                      const std::string& err_path, double timeout_s,
+                      const std::atomic<bool>* stop) {
+  ChildResult r;
+  r.timeout_s = timeout_s;
+  // Everything the child needs is prepared before fork: after it, in a multi-threaded parent,
+  // the child may only make async-signal-safe calls.
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out_fd < 0) {
+    r.error = fmt::format("log file {}: {}", out_path, std::strerror(errno));
+    return r;
+  }
+  const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (err_fd < 0) {
+    r.error = fmt::format("log file {}: {}", err_path, std::strerror(errno));
+    ::close(out_fd);
+    return r;
+  }
+  const pid_t parent = ::getpid();
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    r.error = fmt::format("fork: {}", std::strerror(errno));
+    ::close(out_fd);
+    ::close(err_fd);
+    return r;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);                     // own group: killing it reaches grandchildren too
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the parent dying (even by SIGKILL) ends the case
+    if (::getppid() != parent) ::_exit(127);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGINT, &dfl, nullptr);
+    ::sigaction(SIGTERM, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(out_fd, 1);
+    ::dup2(err_fd, 2);
+    ::execv(args[0], args.data());
+    const char msg[] = "nvfp4bench sweep: exec of the case's command failed\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also here, so the group exists before any kill below
+  ::close(out_fd);
+  ::close(err_fd);
+
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  int status = 0;
+  bool killed_for_timeout = false, killed_for_stop = false;
+  for (int polls = 0;; ++polls) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) {
+      r.error = fmt::format("waitpid: {}", std::strerror(errno));
+      r.how = ChildResult::How::SpawnFailed;
+      return r;
+    }
+    const bool stop_now = stop && stop->load();
+    const bool timeout_now = timeout_s > 0 && elapsed() >= timeout_s;
+    if (stop_now || timeout_now) {
+      killed_for_stop = stop_now;
+      killed_for_timeout = !stop_now;
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    // Short polls first (small cases end in milliseconds), then 20 ms.
+    std::this_thread::sleep_for(std::chrono::microseconds(polls < 100 ? 1000 : 20000));
+  }
+  r.wall_s = elapsed();
+  if (killed_for_stop) {
+    r.how = ChildResult::How::Interrupted;
+  } else if (killed_for_timeout) {
+    r.how = ChildResult::How::TimedOut;
+  } else if (WIFEXITED(status)) {
+    r.how = ChildResult::How::Exited;
+    r.exit_code = WEXITSTATUS(status);
+  } else {
+    r.how = ChildResult::How::Signaled;
+    r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  }
+  // Grandchildren left in the group after the child exited on its own are killed too.
+  ::kill(-pid, SIGKILL);
+  return r;
+}
+
+}  // namespace nvfp4::sweep

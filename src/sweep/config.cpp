@@ -1,0 +1,428 @@
+#include "sweep/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "problem/problem.hpp"
+
+namespace nvfp4::sweep {
+
+using nlohmann::json;
+
+namespace {
+
+// The keys a defaults object or a case may set (besides a case's own keys).
+const std::vector<std::string> kSettingKeys = {
+    "kernels", "references", "peers", "dists", "seeds",         "warmup",   "iters",
+    "flush",   "mode",       "rtol",  "atol",  "verify_sample", "timeout_s"};
+
+// The timing modes of the single-run --mode (src/measure/measure.hpp).
+const std::vector<std::string> kModes = {"cold", "hot", "rotate", "graph"};
+
+std::string type_word(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "a list";
+  return "an object";
+}
+
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+std::string join(const std::vector<std::string>& xs, const char* sep = ", ") {
+  std::string out;
+  for (const auto& x : xs) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+// A refusal is one line: control characters from the config (a key "a\nb") are shown escaped
+// (found by fuzz_sweep_config).
+std::string printable(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out;
+}
+
+// Parses with the file name and JSON path in every message.
+class Parser {
+ public:
+  explicit Parser(std::string where) : where_(std::move(where)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw usage_error(
+        printable(fmt::format("{}: {}: {}", where_, path.empty() ? "(top level)" : path, what)));
+  }
+  [[noreturn]] void type_error(const std::string& path, const char* expected, const json& v) const {
+    fail(path, fmt::format("expected {}, got {} {}", expected, type_word(v), shown(v)));
+  }
+
+  void object(const json& v, const std::string& path) const {
+    if (!v.is_object()) type_error(path, "an object", v);
+  }
+  void known_keys(const json& v, const std::string& path,
+                  const std::vector<std::string>& allowed) const {
+    for (const auto& [key, _] : v.items())
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        fail(sub(path, key), fmt::format("unknown key (expected one of: {})", join(allowed)));
+  }
+  static std::string sub(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string at(const std::string& path, size_t i) {
+    return fmt::format("{}[{}]", path, i);
+  }
+
+  int64_t integer(const json& v, const std::string& path, int64_t min) const {
+    if (!v.is_number_integer()) type_error(path, min > 0 ? "a positive integer" : "an integer", v);
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+      fail(path, fmt::format("{} is too large", shown(v)));
+    const int64_t x = v.get<int64_t>();
+    if (x < min) fail(path, fmt::format("{} is out of range: must be >= {}", x, min));
+    return x;
+  }
+  double number(const json& v, const std::string& path, double min, bool min_open) const {
+    if (!v.is_number()) type_error(path, "a number", v);
+    const double x = v.get<double>();
+    if (min_open ? !(x > min) : !(x >= min))
+      fail(path,
+           fmt::format("{} is out of range: must be {} {}", shown(v), min_open ? ">" : ">=", min));
+    return x;
+  }
+  bool boolean(const json& v, const std::string& path) const {
+    if (!v.is_boolean()) type_error(path, "true or false", v);
+    return v.get<bool>();
+  }
+  std::string string(const json& v, const std::string& path) const {
+    if (!v.is_string() || v.get<std::string>().empty()) type_error(path, "a non-empty string", v);
+    return v.get<std::string>();
+  }
+  std::vector<std::string> strings(const json& v, const std::string& path) const {
+    if (!v.is_array() || v.empty()) type_error(path, "a non-empty list of strings", v);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(string(v[i], at(path, i)));
+    return out;
+  }
+
+  // An axis: an integer, a non-empty list of integers, or {"from", "to", "step"|"times"}.
+  std::vector<int64_t> axis(const json& v, const std::string& path, int64_t min) const {
+    if (v.is_number_integer()) return {integer(v, path, min)};
+    if (v.is_array()) {
+      if (v.empty()) fail(path, "empty list: expected at least one value");
+      std::vector<int64_t> out;
+      for (size_t i = 0; i < v.size(); ++i) out.push_back(integer(v[i], at(path, i), min));
+      return out;
+    }
+    if (!v.is_object())
+      type_error(path, "an integer, a list of integers or {\"from\", \"to\", \"step\"|\"times\"}",
+                 v);
+    known_keys(v, path, {"from", "to", "step", "times"});
+    for (const char* k : {"from", "to"})
+      if (!v.contains(k)) fail(sub(path, k), "missing (a range needs from and to)");
+    const int64_t from = integer(v["from"], sub(path, "from"), min);
+    const int64_t to = integer(v["to"], sub(path, "to"), min);
+    if (to < from) fail(sub(path, "to"), fmt::format("{} is below from ({})", to, from));
+    const bool step = v.contains("step"), times = v.contains("times");
+    if (step == times)
+      fail(path, "a range needs exactly one of step (arithmetic) or times (geometric)");
+    std::vector<int64_t> out;
+    if (step) {
+      const int64_t s = integer(v["step"], sub(path, "step"), 1);
+      for (int64_t x = from; x <= to; x += s) {
+        out.push_back(x);
+        if (int64_t(out.size()) > kMaxCases)
+          fail(path, fmt::format("more than {} values", kMaxCases));
+        if (x > std::numeric_limits<int64_t>::max() - s) break;
+      }
+    } else {
+      const int64_t f = integer(v["times"], sub(path, "times"), 2);
+      if (from == 0) fail(sub(path, "from"), "a geometric range cannot start at 0");
+      for (int64_t x = from; x <= to; x *= f) {
+        out.push_back(x);
+        if (x > std::numeric_limits<int64_t>::max() / f) break;
+      }
+    }
+    return out;
+  }
+
+  // Applies the setting keys present in `v` on top of `base`.
+  struct Settings {
+    std::vector<std::string> kernels{"auto"}, references{"auto"}, dists{"gpumode"}, peers;
+    std::vector<int64_t> seeds{0};
+    std::optional<int> warmup, iters;
+    std::optional<bool> flush;
+    std::optional<std::string> mode;
+    std::optional<double> rtol, atol, timeout_s;
+    std::optional<int64_t> verify_sample;
+  };
+  Settings settings(const json& v, const std::string& path, Settings s) const {
+    auto has = [&](const char* k) { return v.contains(k); };
+    auto p = [&](const char* k) { return sub(path, k); };
+    if (has("kernels")) s.kernels = strings(v["kernels"], p("kernels"));
+    if (has("references")) s.references = strings(v["references"], p("references"));
+    if (has("dists")) {
+      s.dists = strings(v["dists"], p("dists"));
+      for (size_t i = 0; i < s.dists.size(); ++i)
+        if (!parse_dist(s.dists[i]))
+          fail(at(p("dists"), i),
+               fmt::format("'{}' is not a distribution (expected gpumode or normal)", s.dists[i]));
+    }
+    if (has("peers")) {
+      const json& pv = v["peers"];
+      if (pv.is_string() && pv.get<std::string>() == "all") {
+        s.peers = {"all"};
+      } else if (pv.is_array()) {
+        s.peers.clear();  // [] means none (overrides the defaults)
+        for (size_t i = 0; i < pv.size(); ++i) s.peers.push_back(string(pv[i], at(p("peers"), i)));
+      } else {
+        type_error(p("peers"), "a list of peer names or \"all\"", pv);
+      }
+    }
+    if (has("seeds")) s.seeds = axis(v["seeds"], p("seeds"), 0);
+    if (has("warmup"))
+      s.warmup = int(std::min<int64_t>(integer(v["warmup"], p("warmup"), 0), 1000000));
+    if (has("iters"))  // 0: adaptive sampling
+      s.iters = int(std::min<int64_t>(integer(v["iters"], p("iters"), 0), 1000000));
+    if (has("flush")) s.flush = boolean(v["flush"], p("flush"));
+    if (has("mode")) {
+      s.mode = string(v["mode"], p("mode"));
+      if (std::find(kModes.begin(), kModes.end(), *s.mode) == kModes.end())
+        fail(p("mode"),
+             fmt::format("'{}' is not a timing mode (expected one of: {})", *s.mode, join(kModes)));
+    }
+    if (has("rtol")) s.rtol = number(v["rtol"], p("rtol"), 0, false);
+    if (has("atol")) s.atol = number(v["atol"], p("atol"), 0, false);
+    if (has("verify_sample")) s.verify_sample = integer(v["verify_sample"], p("verify_sample"), 0);
+    if (has("timeout_s")) s.timeout_s = number(v["timeout_s"], p("timeout_s"), 0, true);
+    return s;
+  }
+
+ private:
+  std::string where_;
+};
+
+std::string fmt_double(double x) { return fmt::format("{}", x); }
+
+}  // namespace
+
+json SweepCase::params() const {
+  json j = {{"m", shape.m}, {"n", shape.n},     {"k", shape.k},
+            {"l", shape.l}, {"kernel", kernel}, {"reference", reference},
+            {"dist", dist}, {"seed", seed},     {"peers", peers}};
+  if (warmup) j["warmup"] = *warmup;
+  if (iters) j["iters"] = *iters;
+  if (flush) j["flush"] = *flush;
+  if (mode) j["mode"] = *mode;
+  if (rtol) j["rtol"] = *rtol;
+  if (atol) j["atol"] = *atol;
+  if (verify_sample) j["verify_sample"] = *verify_sample;
+  // Names and timeout_s are left out: a renamed case or a longer limit is the same measurement.
+  return j;
+}
+
+std::string SweepCase::label() const {
+  std::string s = name.empty() ? "" : name + " ";
+  s += fmt::format("{}x{}x{} L={} {}/{} {} seed {}", shape.m, shape.n, shape.k, shape.l, kernel,
+                   reference, dist, seed);
+  if (!peers.empty()) s += " peers " + join(peers, ",");
+  return s;
+}
+
+std::vector<std::string> SweepCase::run_args() const {
+  std::vector<std::string> a = {"--m",         std::to_string(shape.m),
+                                "--n",         std::to_string(shape.n),
+                                "--k",         std::to_string(shape.k),
+                                "--l",         std::to_string(shape.l),
+                                "--seed",      std::to_string(seed),
+                                "--dist",      dist,
+                                "--kernel",    kernel,
+                                "--reference", reference};
+  if (!peers.empty()) a.insert(a.end(), {"--peers", join(peers, ",")});
+  if (warmup) a.insert(a.end(), {"--warmup", std::to_string(*warmup)});
+  if (iters) a.insert(a.end(), {"--iters", std::to_string(*iters)});
+  if (flush && !*flush) a.push_back("--no-flush");
+  if (mode) a.insert(a.end(), {"--mode", *mode});
+  if (rtol) a.insert(a.end(), {"--rtol", fmt_double(*rtol)});
+  if (atol) a.insert(a.end(), {"--atol", fmt_double(*atol)});
+  if (verify_sample) a.insert(a.end(), {"--verify-sample", std::to_string(*verify_sample)});
+  return a;
+}
+
+std::string fnv1a64_hex(const std::string& bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+SweepConfig parse_config(const json& j, const std::string& where) {
+  Parser p(where);
+  p.object(j, "");
+  p.known_keys(j, "", {"$schema", "name", "description", "notes", "defaults", "cases"});
+  SweepConfig c;
+  c.path = where;
+  if (j.contains("name")) c.name = p.string(j["name"], "name");
+  if (j.contains("description")) c.description = p.string(j["description"], "description");
+  if (j.contains("notes") && !j["notes"].is_string()) (void)p.strings(j["notes"], "notes");
+  Parser::Settings defaults;
+  if (j.contains("defaults")) {
+    p.object(j["defaults"], "defaults");
+    p.known_keys(j["defaults"], "defaults", kSettingKeys);
+    defaults = p.settings(j["defaults"], "defaults", defaults);
+  }
+  if (!j.contains("cases")) p.fail("cases", "missing: a sweep needs a non-empty list of cases");
+  const json& cases = j["cases"];
+  if (!cases.is_array()) p.type_error("cases", "a non-empty list of cases", cases);
+  if (cases.empty()) p.fail("cases", "empty: a sweep needs at least one case");
+
+  std::vector<std::string> case_keys = {"name", "shape", "axes", "notes", "source"};
+  case_keys.insert(case_keys.end(), kSettingKeys.begin(), kSettingKeys.end());
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const std::string path = Parser::at("cases", ci);
+    const json& e = cases[ci];
+    p.object(e, path);
+    p.known_keys(e, path, case_keys);
+    for (const char* k : {"notes", "source"})
+      if (e.contains(k) && !e[k].is_string()) (void)p.strings(e[k], Parser::sub(path, k));
+    const std::string name =
+        e.contains("name") ? p.string(e["name"], Parser::sub(path, "name")) : "";
+    const bool has_shape = e.contains("shape"), has_axes = e.contains("axes");
+    if (has_shape == has_axes)
+      p.fail(path, "a case needs exactly one of shape ({\"m\", \"n\", \"k\", \"l\"}) or axes");
+    const std::string spath = Parser::sub(path, has_shape ? "shape" : "axes");
+    const json& sv = e[has_shape ? "shape" : "axes"];
+    p.object(sv, spath);
+    p.known_keys(sv, spath, {"m", "n", "k", "l"});
+    std::vector<int64_t> dims[4];
+    const char* names[4] = {"m", "n", "k", "l"};
+    for (int d = 0; d < 4; ++d) {
+      const std::string dpath = Parser::sub(spath, names[d]);
+      if (!sv.contains(names[d])) {
+        if (d == 3) {
+          dims[d] = {1};
+          continue;
+        }  // L defaults to 1
+        p.fail(dpath, "missing");
+      }
+      dims[d] = has_shape ? std::vector<int64_t>{p.integer(sv[names[d]], dpath, 1)}
+                          : p.axis(sv[names[d]], dpath, 1);
+      if (d == 2)  // whole scale blocks, or the case is not an NVFP4 problem at all
+        for (int64_t k : dims[d])
+          if (k % 16 != 0)
+            p.fail(dpath,
+                   fmt::format("{} is not a multiple of 16 (one E4M3 scale per 16 elements)", k));
+    }
+    const Parser::Settings s = p.settings(e, path, defaults);
+    const double count = double(dims[0].size()) * double(dims[1].size()) * double(dims[2].size()) *
+                         double(dims[3].size()) * double(s.kernels.size()) *
+                         double(s.references.size()) * double(s.dists.size()) *
+                         double(s.seeds.size());
+    if (double(c.cases.size()) + count > double(kMaxCases))
+      p.fail(path, fmt::format("the config expands to more than {} cases", kMaxCases));
+    // Order: m, n, k, l, kernel, reference, dist, seed (the last varies fastest).
+    for (int64_t m : dims[0])
+      for (int64_t n : dims[1])
+        for (int64_t k : dims[2])
+          for (int64_t l : dims[3])
+            for (const auto& kern : s.kernels)
+              for (const auto& ref : s.references)
+                for (const auto& dist : s.dists)
+                  for (int64_t seed : s.seeds) {
+                    SweepCase sc;
+                    sc.index = int64_t(c.cases.size());
+                    sc.name = name;
+                    sc.shape = {m, n, k, l};
+                    sc.kernel = kern;
+                    sc.reference = ref;
+                    sc.dist = dist;
+                    sc.seed = uint64_t(seed);
+                    sc.peers = s.peers;
+                    sc.warmup = s.warmup;
+                    sc.iters = s.iters;
+                    sc.flush = s.flush;
+                    sc.mode = s.mode;
+                    sc.rtol = s.rtol;
+                    sc.atol = s.atol;
+                    sc.verify_sample = s.verify_sample;
+                    sc.timeout_s = s.timeout_s;
+                    c.cases.push_back(std::move(sc));
+                  }
+  }
+  json all = json::array();
+  for (const auto& sc : c.cases) all.push_back(sc.params());
+  c.hash = fnv1a64_hex(all.dump());
+  return c;
+}
+
+SweepConfig parse_config_text(const std::string& text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    // Syntax errors and numbers beyond double (out_of_range 406, found by fuzz_sweep_config).
+    // nlohmann's message names the line and column; keep it to one line.
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    throw usage_error(fmt::format("{}: not JSON: {}", where, what));
+  }
+  return parse_config(j, where);
+}
+
+SweepConfig load_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw usage_error(fmt::format("{}: cannot be read (no such file, or no permission)", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config_text(ss.str(), path);
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto bad = [&] {
+    return usage_error(fmt::format("--shard '{}': expected i/n with 0 <= i < n (e.g. 0/4)", text));
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) throw bad();
+  Shard s;
+  try {
+    size_t used = 0;
+    const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
+    s.index = std::stoi(a, &used);
+    if (used != a.size()) throw bad();
+    s.count = std::stoi(b, &used);
+    if (used != b.size()) throw bad();
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count) throw bad();
+  return s;
+}
+
+bool in_shard(int64_t case_index, const Shard& s) { return case_index % s.count == s.index; }
+
+std::vector<SweepCase> select_shard(const std::vector<SweepCase>& cases, const Shard& s) {
+  std::vector<SweepCase> out;
+  for (const auto& c : cases)
+    if (in_shard(c.index, s)) out.push_back(c);
+  return out;
+}
+
+}  // namespace nvfp4::sweep

@@ -1,0 +1,90 @@
+#include "sweep/jsonl.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace nvfp4::sweep {
+
+JsonlWriter::JsonlWriter(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw usage_error(
+        fmt::format("{}: cannot be opened for appending ({})", path, std::strerror(errno)));
+}
+
+JsonlWriter::~JsonlWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void JsonlWriter::append(const nlohmann::json& record) {
+  // NaN/Inf would make the line unreadable; nlohmann writes them as null.
+  const std::string line =
+      record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t w = ::write(fd_, line.data() + done, line.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw runtime_error(fmt::format("{}: write failed ({})", path_, std::strerror(errno)));
+    }
+    done += size_t(w);
+  }
+  while (::fsync(fd_) != 0)
+    if (errno != EINTR)
+      throw runtime_error(fmt::format("{}: fsync failed ({})", path_, std::strerror(errno)));
+}
+
+JsonlContents read_jsonl(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(fmt::format("{}: cannot be read", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  JsonlContents out;
+  size_t pos = 0;
+  int64_t line_no = 0;
+  while (pos < text.size()) {
+    ++line_no;
+    const size_t nl = text.find('\n', pos);
+    const bool complete = nl != std::string::npos;
+    const std::string line = text.substr(pos, complete ? nl - pos : std::string::npos);
+    const size_t next = complete ? nl + 1 : text.size();
+    nlohmann::json j;
+    bool ok = complete;
+    if (ok) {
+      try {
+        j = nlohmann::json::parse(line);
+        ok = j.is_object();
+      } catch (const nlohmann::json::parse_error&) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      if (next < text.size())  // damage before the last line is not a crash's signature
+        throw usage_error(
+            fmt::format("{} line {}: not a JSON object: the file is damaged", path, line_no));
+      out.torn_tail = true;
+      break;
+    }
+    out.records.push_back(std::move(j));
+    out.valid_bytes = int64_t(next);
+    pos = next;
+  }
+  return out;
+}
+
+void truncate_file(const std::string& path, int64_t bytes) {
+  if (::truncate(path.c_str(), bytes) != 0)
+    throw runtime_error(fmt::format("{}: cannot truncate ({})", path, std::strerror(errno)));
+}
+
+}  // namespace nvfp4::sweep

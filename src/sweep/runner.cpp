@@ -1,0 +1,551 @@
+#include "sweep/runner.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "kernels/plugin/plugin_loader.hpp"
+#include "report/json_report.hpp"
+#include "sweep/child.hpp"
+#include "sweep/interrupt.hpp"
+#include "sweep/jsonl.hpp"
+#include "sweep/progress.hpp"
+
+namespace nvfp4::sweep {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::vector<std::optional<int>> resolve_devices(const std::string& spec, int device_count) {
+  if (spec.empty()) return {std::nullopt};
+  if (spec == "all") {
+    if (device_count <= 0) return {std::nullopt};
+    std::vector<std::optional<int>> out;
+    for (int d = 0; d < device_count; ++d) out.push_back(d);
+    return out;
+  }
+  if (device_count <= 0)
+    throw usage_error(
+        fmt::format("--devices {}: no CUDA device here (use all, or leave it out, to "
+                    "run on the host backend)",
+                    spec));
+  std::vector<std::optional<int>> out;
+  std::set<int> seen;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    int d = -1;
+    try {
+      d = std::stoi(item, &used);
+    } catch (const std::logic_error&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || d < 0)
+      throw usage_error(
+          fmt::format("--devices {}: '{}' is not a device ordinal (expected all or a "
+                      "list like 0,1)",
+                      spec, item));
+    if (d >= device_count)
+      throw usage_error(
+          fmt::format("--devices {}: device {} requested, {} present", spec, d, device_count));
+    if (!seen.insert(d).second)
+      throw usage_error(fmt::format("--devices {}: device {} listed twice", spec, d));
+    out.push_back(d);
+  }
+  if (out.empty())
+    throw usage_error(fmt::format("--devices '{}': expected all or a list like 0,1", spec));
+  return out;
+}
+
+json disposition_counts(const json& cases) {
+  json counts = {{"passed", 0}, {"incorrect", 0}, {"not_supported", 0}, {"error", 0}};
+  for (const auto& c : cases) {
+    const std::string d = c.value("disposition", "error");
+    counts[counts.contains(d) ? d : "error"] =
+        counts[counts.contains(d) ? d : "error"].get<int>() + 1;
+  }
+  return counts;
+}
+
+int exit_code_for(const json& cases, bool complete) {
+  const json n = disposition_counts(cases);
+  if (n["incorrect"].get<int>() > 0) return kExitVerifyFailed;
+  if (n["error"].get<int>() > 0 || !complete) return kExitRuntime;
+  if (n["not_supported"].get<int>() > 0) return kExitBadInput;
+  return kExitPass;
+}
+
+json synthesized_record(const SweepCase& c, const std::string& disposition,
+                        const std::string& message) {
+  // The same keys as a case of the report (schemas/report.schema.json), from what was asked.
+  TensorBytes b;
+  try {
+    b = TensorBytes::of(c.shape);
+  } catch (const Error&) {  // a shape whose sizes overflow: no byte counts
+  }
+  const Tolerance def;
+  return {{"problem",
+           {{"m", c.shape.m},
+            {"n", c.shape.n},
+            {"k", c.shape.k},
+            {"l", c.shape.l},
+            {"dist", c.dist},
+            {"seed", c.seed},
+            {"out_dtype", "fp16"},
+            {"flops", c.shape.flops()},
+            {"bytes",
+             {{"a", b.a},
+              {"b", b.b},
+              {"sfa_blocked", b.sfa_blocked},
+              {"sfb_blocked", b.sfb_blocked},
+              {"c", b.c},
+              {"min_traffic", b.min_traffic()}}}}},
+          {"kernel", {{"name", c.kernel}, {"description", ""}}},
+          {"reference", {{"name", c.reference}, {"description", ""}}},
+          {"disposition", disposition},
+          {"message", message},
+          {"tolerance", {{"rtol", c.rtol.value_or(def.rtol)}, {"atol", c.atol.value_or(def.atol)}}},
+          {"notes", json::array()},
+          {"peers", json::array()}};
+}
+
+std::string error_line_of_log(const std::string& log_text) {
+  std::stringstream ss(log_text);
+  std::string line, last, tagged;
+  while (std::getline(ss, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last = line;
+    if (line.rfind("nvfp4bench: ", 0) == 0) tagged = line.substr(12);
+  }
+  std::string out = tagged.empty() ? last : tagged;
+  if (out.size() > 400) out = out.substr(0, 397) + "...";
+  return out;
+}
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("/proc/self/exe") : p.string();
+}
+
+void check_writable_folder(const std::string& flag, const std::string& path) {
+  const fs::path parent = fs::absolute(path).parent_path();
+  if (!fs::is_directory(parent) || access(parent.c_str(), W_OK) != 0)
+    throw usage_error(fmt::format("{} {}: folder {} does not exist or is not writable", flag, path,
+                                  parent.string()));
+}
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+// What a sweep needs while it runs; shared by the workers.
+struct SweepRun {
+  const SweepOptions& opt;
+  std::vector<SweepCase> todo;
+  std::map<int64_t, json> records;  // case index -> record
+  std::mutex mu;
+  size_t next = 0;
+  JsonlWriter* jsonl = nullptr;
+  Progress* progress = nullptr;
+  std::string exe, tmpdir, logs_dir;
+  std::string fatal;  // a worker's failure that is not a case's (JSONL write failed)
+
+  explicit SweepRun(const SweepOptions& o) : opt(o) {}
+
+  double timeout_for(const SweepCase& c) const {
+    if (opt.case_timeout_s) return *opt.case_timeout_s;
+    return c.timeout_s.value_or(kDefaultCaseTimeoutS);
+  }
+
+  // Keeps the output of a case that did not pass beside the report; returns its path.
+  std::string keep_log(const SweepCase& c, const std::string& out, const std::string& err) {
+    std::error_code ec;
+    fs::create_directories(logs_dir, ec);
+    const std::string dst = fmt::format("{}/case-{}.log", logs_dir, c.index);
+    std::ofstream f(dst, std::ios::binary | std::ios::trunc);
+    f << "--- stdout ---\n" << out << "--- stderr ---\n" << err;
+    return f ? dst : std::string();
+  }
+
+  // One case in a child process: the tool itself with the case's single-run command line.
+  std::optional<json> run_isolated(const SweepCase& c, std::optional<int> device,
+                                   json& sweep_info) {
+    std::vector<std::string> argv = {exe};
+    // The parent's plugins, so a case can name their kernels (kernels/plugin/plugin_loader.hpp).
+    for (const auto& lib : loaded_kernel_libraries()) argv.insert(argv.end(), {"--kernel-lib", lib});
+    const auto args = c.run_args();
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (device) argv.insert(argv.end(), {"--device", std::to_string(*device)});
+    if (opt.keep_samples) argv.push_back("--samples");
+    const std::string report = fmt::format("{}/case-{}.json", tmpdir, c.index);
+    const std::string out_log = fmt::format("{}/case-{}.out", tmpdir, c.index);
+    const std::string err_log = fmt::format("{}/case-{}.err", tmpdir, c.index);
+    argv.insert(argv.end(), {"--json", report});
+    const ChildResult r =
+        run_child(argv, out_log, err_log, timeout_for(c), &InterruptGuard::flag());
+    if (r.how == ChildResult::How::Interrupted)
+      return std::nullopt;  // not recorded: --resume reruns it
+    sweep_info["wall_s"] = r.wall_s;
+    sweep_info["child"] = r.describe();
+    json rec;
+    const bool has_report =
+        r.how == ChildResult::How::Exited && r.exit_code <= 3 && fs::exists(report);
+    if (has_report) {
+      try {
+        const json rep = json::parse(read_file(report));
+        rec = rep.at("cases").at(0);
+        rec["measurement"] = rep.value("measurement", json::object());
+        if (rep.contains("device") && rep["device"].value("has_gpu", false))
+          sweep_info["device_name"] = rep["device"].value("name", "");
+      } catch (const json::exception& e) {
+        rec = synthesized_record(c, "error",
+                                 fmt::format("the case's report is unreadable: {}", e.what()));
+      }
+    } else {
+      const std::string why = error_line_of_log(read_file(err_log));
+      if (r.how == ChildResult::How::Exited && r.exit_code == kExitBadInput)
+        rec = synthesized_record(c, "not_supported", why);
+      else if (r.how == ChildResult::How::Exited && r.exit_code <= 3)
+        rec = synthesized_record(c, "error", why.empty() ? r.describe() : why);
+      else  // crashed, timed out, exit code outside the tool's own
+        rec = synthesized_record(c, "error",
+                                 r.describe() + (why.empty() ? "" : ": last output: " + why));
+    }
+    if (rec.value("disposition", "error") != "passed") {
+      const std::string kept = keep_log(c, read_file(out_log), read_file(err_log));
+      if (!kept.empty()) sweep_info["log"] = kept;
+    }
+    std::error_code ec;
+    fs::remove(report, ec);
+    fs::remove(out_log, ec);
+    fs::remove(err_log, ec);
+    return rec;
+  }
+
+  // One case in this process (--no-isolate): a CUDA fault here can end the whole sweep.
+  json run_here(const SweepCase& c, Context& ctx, json& sweep_info) {
+    const auto t0 = std::chrono::steady_clock::now();
+    json rec;
+    try {
+      std::vector<std::string> args = {"nvfp4bench"};
+      const auto a = c.run_args();
+      args.insert(args.end(), a.begin(), a.end());
+      std::vector<const char*> argv;
+      for (const auto& s : args) argv.push_back(s.c_str());
+      CLI::App app;
+      RunOptions ro;
+      add_run_options(app, ro);
+      app.parse(int(argv.size()), argv.data());
+      validate_options(ro);
+      apply_backend_defaults(ro, ctx);
+      const CaseResult r = run_case(ro.spec, ctx);
+      rec = to_json(r, opt.keep_samples);
+      RunInfo info;  // the case's measurement settings, as a single run reports them
+      info.measure = ro.spec.measure;
+      info.clock_source = ctx.clock_source();
+      info.clock_note = ctx.clock_note;
+      rec["measurement"] = to_json(info)["measurement"];
+    } catch (const CLI::ParseError& e) {
+      rec = synthesized_record(c, "not_supported", e.what());
+    } catch (const Error& e) {
+      rec = synthesized_record(c, e.exit_code() == kExitBadInput ? "not_supported" : "error",
+                               e.what());
+    } catch (const std::exception& e) {
+      rec = synthesized_record(c, "error", e.what());
+    }
+    sweep_info["wall_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return rec;
+  }
+
+  void worker(int slot, std::optional<int> device) {
+    std::unique_ptr<Context> ctx;
+    for (;;) {
+      SweepCase c;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next >= todo.size() || InterruptGuard::requested() || !fatal.empty()) return;
+        c = todo[next++];
+      }
+      progress->started(c, slot);
+      json info = {{"index", c.index},
+                   {"name", c.name},
+                   {"params", c.params()},
+                   {"device", device ? json(*device) : json(nullptr)},
+                   {"isolated", opt.isolate}};
+      std::optional<json> rec;
+      if (opt.isolate) {
+        rec = run_isolated(c, device, info);
+      } else {
+        try {
+          if (!ctx) ctx = std::make_unique<Context>(Context::create(device.value_or(0)));
+          rec = run_here(c, *ctx, info);
+        } catch (const std::exception& e) {
+          rec = synthesized_record(c, "error", e.what());
+        }
+      }
+      if (!rec) return;  // interrupted
+      (*rec)["sweep"] = info;
+      try {
+        jsonl->append(*rec);
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        fatal = e.what();
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        records[c.index] = *rec;
+      }
+      progress->finished(c, slot, *rec);
+    }
+  }
+};
+
+std::string default_report_path(const SweepOptions& o, const Shard& shard) {
+  std::string stem = "sweep-" + fs::path(o.config_path).stem().string();
+  if (!shard.whole()) stem += fmt::format(".shard-{}-of-{}", shard.index, shard.count);
+  return stem + ".json";
+}
+
+std::string jsonl_path_for(const std::string& report) {
+  fs::path p(report);
+  return (p.extension() == ".json" ? p.replace_extension(".jsonl") : fs::path(report + ".jsonl"))
+      .string();
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& o, int argc, char** argv) {
+  SweepConfig cfg = load_config(o.config_path);
+  if (o.peers) {  // --peers on the sweep's command line replaces the config's peers
+    const auto peers = *o.peers == "none" ? std::vector<std::string>{} : split_list(*o.peers);
+    for (auto& c : cfg.cases) c.peers = peers;
+    json all = json::array();
+    for (const auto& c : cfg.cases) all.push_back(c.params());
+    cfg.hash = fnv1a64_hex(all.dump());
+  }
+  const Shard shard = parse_shard(o.shard);
+  if (o.case_timeout_s && !(*o.case_timeout_s > 0))
+    throw usage_error(fmt::format("--case-timeout {}: must be > 0 seconds", *o.case_timeout_s));
+  const ProgressMode mode = parse_progress_mode(o.progress);
+
+  SweepRun run(o);
+  run.todo = select_shard(cfg.cases, shard);
+  const int64_t in_shard_count = int64_t(run.todo.size());
+  if (o.list_cases) {
+    for (const auto& c : run.todo) {
+      std::string args;
+      for (const auto& a : c.run_args()) args += " " + a;
+      std::printf("%lld\t%s\t%s\n", (long long)c.index, c.label().c_str(), args.c_str() + 1);
+    }
+    std::printf("%lld cases (shard %s of %zu in %s, config hash %s)\n", (long long)in_shard_count,
+                shard.str().c_str(), cfg.cases.size(), cfg.path.c_str(), cfg.hash.c_str());
+    return kExitPass;
+  }
+  if (run.todo.empty())
+    throw usage_error(fmt::format("--shard {}: no case of {} falls in this shard ({} cases)",
+                                  shard.str(), cfg.path, cfg.cases.size()));
+
+  const std::string report_path = o.json_path.empty() ? default_report_path(o, shard) : o.json_path;
+  const std::string jsonl_path = o.jsonl_path.empty() ? jsonl_path_for(report_path) : o.jsonl_path;
+  for (const std::string& p : {report_path, jsonl_path}) {
+    std::error_code ec;
+    if (fs::equivalent(p, o.config_path, ec))
+      throw usage_error(
+          fmt::format("--json/--jsonl {}: is the config itself; choose another path", p));
+  }
+  check_writable_folder("--json", report_path);
+  check_writable_folder("--jsonl", jsonl_path);
+  run.logs_dir =
+      (fs::absolute(report_path).parent_path() / (fs::path(report_path).stem().string() + ".logs"))
+          .string();
+
+  const int gpus = cuda_device_count();
+  const auto devices = resolve_devices(o.devices, gpus);
+
+  // The JSONL: a header line naming the config, then one line per finished case.
+  const json header = {{"nvfp4bench_sweep", 1},
+                       {"config", cfg.path},
+                       {"config_name", cfg.name},
+                       {"config_hash", cfg.hash},
+                       {"shard", {{"index", shard.index}, {"count", shard.count}}},
+                       {"cases_in_config", cfg.cases.size()}};
+  int64_t resumed = 0;
+  const bool exists = fs::exists(jsonl_path) && fs::file_size(jsonl_path) > 0;
+  if (exists && !o.resume && !o.overwrite)
+    throw usage_error(
+        fmt::format("{} exists (a sweep's records): pass --resume to continue it, or "
+                    "--overwrite to start again",
+                    jsonl_path));
+  if (exists && o.resume) {
+    JsonlContents prev = read_jsonl(jsonl_path);
+    if (prev.records.empty() || !prev.records[0].contains("nvfp4bench_sweep"))
+      throw usage_error(
+          fmt::format("--resume: {} is not a sweep's JSONL (no header line)", jsonl_path));
+    const json& h = prev.records[0];
+    if (h.value("config_hash", "") != cfg.hash)
+      throw usage_error(
+          fmt::format("--resume: {} was written for another config (hash {}, this one {}); "
+                      "use the original config or --overwrite",
+                      jsonl_path, h.value("config_hash", "?"), cfg.hash));
+    if (h.value("shard", json::object()) != header["shard"])
+      throw usage_error(fmt::format("--resume: {} was written for shard {}/{}, not {}", jsonl_path,
+                                    h["shard"].value("index", 0), h["shard"].value("count", 1),
+                                    shard.str()));
+    if (prev.torn_tail) {
+      std::printf("sweep: %s: dropping a torn last line (a write cut short)\n", jsonl_path.c_str());
+      truncate_file(jsonl_path, prev.valid_bytes);
+    }
+    for (size_t i = 1; i < prev.records.size(); ++i) {
+      const json& r = prev.records[i];
+      if (!r.contains("sweep") || !r["sweep"].contains("index")) continue;
+      const int64_t idx = r["sweep"]["index"].get<int64_t>();
+      if (in_shard(idx, shard) && idx < int64_t(cfg.cases.size())) run.records[idx] = r;
+    }
+    resumed = int64_t(run.records.size());
+    std::vector<SweepCase> rest;
+    for (const auto& c : run.todo)
+      if (!run.records.count(c.index)) rest.push_back(c);
+    run.todo = std::move(rest);
+  } else {
+    if (exists) fs::remove(jsonl_path);
+  }
+  JsonlWriter jsonl(jsonl_path);
+  if (!(exists && o.resume)) jsonl.append(header);
+  run.jsonl = &jsonl;
+
+  const DeviceInfo dev0 = query_device(devices.front().value_or(0));
+  std::printf(
+      "sweep: %s: %lld cases%s, %lld to run%s; %s; records %s\n", cfg.path.c_str(),
+      (long long)in_shard_count,
+      shard.whole() ? ""
+                    : fmt::format(" in shard {} (of {})", shard.str(), cfg.cases.size()).c_str(),
+      (long long)run.todo.size(), resumed ? fmt::format(" ({} resumed)", resumed).c_str() : "",
+      o.isolate ? "each case in a child process" : "in-process (--no-isolate)", jsonl_path.c_str());
+  if (gpus == 0) {
+    std::printf("sweep: no CUDA device (%s): one worker on the host backend\n",
+                dev0.no_gpu_reason.c_str());
+  } else {
+    std::string list;
+    for (const auto& d : devices) list += (list.empty() ? "" : ",") + std::to_string(d.value_or(0));
+    std::printf("sweep: %zu worker%s on GPU %s (%d present)\n", devices.size(),
+                devices.size() > 1 ? "s" : "", list.c_str(), gpus);
+  }
+  std::fflush(stdout);
+
+  char tmpl[] = "/tmp/nvfp4bench-sweep-XXXXXX";
+  if (const char* t = std::getenv("TMPDIR"); t && *t) {
+    // respected when it is usable
+    std::string s = std::string(t) + "/nvfp4bench-sweep-XXXXXX";
+    std::vector<char> buf(s.begin(), s.end());
+    buf.push_back('\0');
+    if (mkdtemp(buf.data())) run.tmpdir = buf.data();
+  }
+  if (run.tmpdir.empty()) {
+    if (!mkdtemp(tmpl))
+      throw runtime_error("cannot create a temporary folder for the cases' reports");
+    run.tmpdir = tmpl;
+  }
+  run.exe = self_exe();
+
+  int signal_received = 0;
+  {
+    InterruptGuard guard;
+    Progress progress(mode, in_shard_count, resumed);
+    run.progress = &progress;
+    std::vector<std::thread> workers;
+    for (size_t w = 0; w < devices.size(); ++w)
+      workers.emplace_back([&run, w, d = devices[w]] { run.worker(int(w), d); });
+    for (auto& t : workers) t.join();
+    progress.stop();
+    signal_received = InterruptGuard::signal();
+  }
+  std::error_code ec;
+  fs::remove_all(run.tmpdir, ec);
+
+  // The final report: every record of this shard, in case order.
+  json cases = json::array();
+  for (const auto& [idx, rec] : run.records) cases.push_back(rec);
+  const bool complete = int64_t(run.records.size()) == in_shard_count;
+  RunInfo info = RunInfo::collect(argc, argv, dev0, MeasureOptions{});
+  info.clock_source = "none";
+  info.clock_note = "sweep: each case's measurement names the clock source it used";
+  json report = to_json(info);
+  // measurement, seed and tolerance at the top are the single-run defaults; each case carries
+  // its own (cases[].measurement, problem.seed, tolerance).
+  std::vector<json> devs;
+  for (const auto& d : devices) devs.push_back(d ? json(*d) : json("default"));
+  report["sweep"] = {
+      {"config", cfg.path},
+      {"config_name", cfg.name},
+      {"config_hash", cfg.hash},
+      {"cases_in_config", cfg.cases.size()},
+      {"shard", {{"index", shard.index}, {"count", shard.count}}},
+      {"cases_in_shard", in_shard_count},
+      {"cases_done", cases.size()},
+      {"resumed", resumed},
+      {"complete", complete},
+      {"interrupted", signal_received ? json(signal_name(signal_received)) : json(nullptr)},
+      {"isolate", o.isolate},
+      {"devices", devs},
+      {"jsonl", jsonl_path},
+      {"counts", disposition_counts(cases)}};
+  report["cases"] = cases;
+  write_text_file_atomic(report_path, report.dump(2) + "\n");
+
+  const json n = disposition_counts(cases);
+  std::printf(
+      "sweep: %zu of %lld cases: %d passed, %d incorrect, %d not supported, %d errors; report %s\n",
+      cases.size(), (long long)in_shard_count, n["passed"].get<int>(), n["incorrect"].get<int>(),
+      n["not_supported"].get<int>(), n["error"].get<int>(), report_path.c_str());
+  if (!run.fatal.empty()) throw runtime_error(run.fatal);
+  if (signal_received) {
+    std::printf("sweep: interrupted by %s: %lld cases not run; continue with --resume\n",
+                signal_name(signal_received).c_str(),
+                (long long)(in_shard_count - int64_t(cases.size())));
+    return kExitInterrupted;
+  }
+  return exit_code_for(cases, complete);
+}
+
+}  // namespace nvfp4::sweep

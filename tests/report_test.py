@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Reports end to end with the real binary (host backend on GPU-less machines): the native JSON
+validated against schemas/report.schema.json, every --format parsed back, and `compare` exit
+codes on planted changes. Run under /usr/bin/python3 (Debian's python3-jsonschema)."""
+import copy
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import jsonschema
+except ImportError:  # scripts/setup installs python3-jsonschema; without it validation skips
+    jsonschema = None
+
+BIN = os.environ.get("NVFP4BENCH", "build/nvfp4bench")
+SCHEMA = os.environ.get("NVFP4_SCHEMA", os.path.join(os.path.dirname(__file__), "..", "schemas",
+                                                      "report.schema.json"))
+SMALL = ["--m", "24", "--n", "40", "--k", "64", "--seed", "3"]
+
+
+def run(*args):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Reports(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = cls.tmp.name
+        # One fixed-count and one adaptive run; the adaptive one is kept short.
+        cls.fixed = os.path.join(cls.dir, "fixed.json")
+        rc, out, err = run(*SMALL, "--json", cls.fixed, "--samples")
+        assert rc == 0, out + err
+        cls.adaptive = os.path.join(cls.dir, "adaptive.json")
+        rc, out, err = run(*SMALL, "--iters", "0", "--min-time", "0.05", "--max-time", "0.5",
+                           "--noise-target", "2", "--json", cls.adaptive)
+        assert rc == 0, out + err
+        cls.host = "host backend" in out.splitlines()[0]
+        # Peers (not run without a GPU) and the exact check add their own keys.
+        cls.extras = os.path.join(cls.dir, "extras.json")
+        rc, out, err = run(*SMALL, "--iters", "2", "--verify-exact", "50", "--peers", "all",
+                           "--json", cls.extras)
+        assert rc == 0, out + err
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def load(self, path):
+        with open(path) as f:
+            return json.load(f)
+
+    def test_reports_validate_against_the_schema(self):
+        if jsonschema is None:
+            self.skipTest("python3-jsonschema is not installed (apt-get install python3-jsonschema): "
+                          "schema validation skipped")
+        schema = self.load(SCHEMA)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        v = jsonschema.Draft202012Validator(schema)
+        for path in (self.fixed, self.adaptive, self.extras):
+            with self.subTest(report=os.path.basename(path)):
+                v.validate(self.load(path))
+        # The schema is not vacuous: a missing key, an unknown key and a bad value all fail.
+        r = self.load(self.fixed)
+        for mutate in (lambda r: r.pop("seed"),
+                       lambda r: r["cases"][0]["kernel_timing"].update(undocumented=1),
+                       lambda r: r["cases"][0]["kernel_timing"].update(stop_reason="bored"),
+                       lambda r: r["cases"][0]["kernel_timing"]["stats"].pop("rse_median"),
+                       lambda r: r["measurement"].update(mode="lukewarm")):
+            bad = copy.deepcopy(r)
+            mutate(bad)
+            with self.assertRaises(jsonschema.ValidationError):
+                v.validate(bad)
+
+    def test_builtin_fallback_validator_accepts_and_rejects_like_jsonschema(self):
+        # scripts/validate_report.py --builtin is what the device script uses without jsonschema.
+        script = os.path.join(os.path.dirname(SCHEMA), "..", "scripts", "validate_report.py")
+        def check(path):
+            p = subprocess.run([sys.executable, script, "--builtin", "--schema", SCHEMA, path],
+                               capture_output=True, text=True)
+            return p.returncode, p.stdout
+        rc, out = check(self.fixed)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("valid (built-in validator)", out)
+        bad = copy.deepcopy(self.load(self.fixed))
+        bad["cases"][0]["kernel_timing"]["stats"]["count"] = -1
+        bad["cases"][0]["problem"]["k"] = 24
+        path = os.path.join(self.dir, "bad.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        rc, out = check(path)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("count: -1 < minimum 0", out)
+        self.assertIn("not a multiple of 16", out)
+
+    def test_report_carries_provenance_and_measurement_records(self):
+        r = self.load(self.fixed)
+        self.assertEqual(r["schema_version"], 2)
+        self.assertEqual(r["seed"], 3)
+        self.assertEqual(r["tolerance"], {"rtol": 1e-3, "atol": 1e-3})
+        self.assertIn("--samples", r["argv"])
+        for key in ("version", "git_revision", "compiler", "build_type", "cuda_compiled_version"):
+            self.assertIn(key, r["tool"])
+        for key in ("cuda_runtime_version", "cuda_driver_version", "cublaslt_version"):
+            self.assertIn(key, r["device"])
+        kt = r["cases"][0]["kernel_timing"]
+        self.assertEqual(kt["stop_reason"], "fixed sample count")
+        self.assertEqual(kt["stats"]["count"], len(kt["samples_us"]))
+        self.assertIn("sol_fraction", kt)
+        a = self.load(self.adaptive)
+        self.assertTrue(a["measurement"]["adaptive"])
+        self.assertAlmostEqual(a["measurement"]["target_rse"], 0.02)
+        self.assertIn(a["cases"][0]["kernel_timing"]["stop_reason"],
+                      ("noise target reached", "max time", "max samples"))
+        if self.host:
+            self.assertEqual(kt["mode"], "hot")
+            self.assertEqual(kt["clock"]["source"], "none")
+
+    def test_every_format_parses_back(self):
+        outs = {}
+        for fmt in ("json", "gbench", "bencher", "csv", "md"):
+            path = os.path.join(self.dir, "out." + fmt)
+            rc, out, err = run(*SMALL, "--iters", "2", "--format", fmt, "--output", path)
+            self.assertEqual(rc, 0, out + err)
+            with open(path) as f:
+                outs[fmt] = f.read()
+        self.assertEqual(json.loads(outs["json"])["schema_version"], 2)
+        g = json.loads(outs["gbench"])
+        self.assertIn("context", g)
+        names = [b["name"] for b in g["benchmarks"]]
+        self.assertTrue(any(n.startswith(("host/24x40x64x1/gpumode/", "naive/24x40x64x1/gpumode/"))
+                            for n in names), names)
+        for b in g["benchmarks"]:
+            for key in ("name", "run_name", "run_type", "iterations", "real_time", "cpu_time", "time_unit"):
+                self.assertIn(key, b)
+        bmf = json.loads(outs["bencher"])
+        for bench, measures in bmf.items():
+            self.assertIn("latency", measures, bench)
+            lat = measures["latency"]
+            self.assertLessEqual(lat["lower_value"], lat["value"])
+            self.assertLessEqual(lat["value"], lat["upper_value"])
+        rows = list(csv.DictReader(io.StringIO(outs["csv"])))
+        self.assertGreaterEqual(len(rows), 1)
+        self.assertGreater(float(rows[0]["median_us"]), 0)
+        self.assertEqual(rows[0]["disposition"], "passed")
+        self.assertIn("| case |", outs["md"])
+
+    def test_output_dash_puts_only_the_report_on_stdout(self):
+        rc, out, err = run(*SMALL, "--iters", "2", "--format", "bencher", "--output", "-")
+        self.assertEqual(rc, 0, err)
+        json.loads(out)  # nothing else on stdout
+        self.assertIn("verify", err)
+
+
+def controlled(report, median, iqr, count, disposition="passed"):
+    """The report with its kernel timing's statistics set to known values."""
+    r = copy.deepcopy(report)
+    c = r["cases"][0]
+    c["disposition"] = disposition
+    s = c["kernel_timing"]["stats"]
+    s.update(median_us=median, iqr_us=iqr, count=count)
+    s.pop("rse_median")  # compare recomputes it from count, median and IQR
+    return r
+
+
+class Compare(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = cls.tmp.name
+        cls.real = os.path.join(cls.dir, "real.json")
+        rc, out, err = run(*SMALL, "--iters", "3", "--json", cls.real)
+        assert rc == 0, out + err
+        with open(cls.real) as f:
+            cls.report = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def write(self, name, obj):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(obj if isinstance(obj, str) else json.dumps(obj))
+        return path
+
+    def compare(self, base, new, *extra):
+        return run("compare", base, new, *extra)
+
+    def test_same_report_twice_exits_0(self):
+        rc, out, err = self.compare(self.real, self.real)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("| problem |", out)
+        self.assertIn("0 regression(s)", out)
+
+    def test_planted_ten_percent_slowdown_exits_1(self):
+        base = self.write("base.json", controlled(self.report, 100.0, 1.0, 100))
+        slow = self.write("slow.json", controlled(self.report, 110.0, 1.1, 100))
+        rc, out, err = self.compare(base, slow)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("+10.00%", out)
+        self.assertIn("SLOWER", out)
+        # A threshold above the change lets it pass.
+        rc, out, _ = self.compare(base, slow, "--threshold", "15")
+        self.assertEqual(rc, 0, out)
+
+    def test_passed_then_failed_exits_1(self):
+        base = self.write("ok.json", controlled(self.report, 100.0, 1.0, 100))
+        bad = self.write("bad.json", controlled(self.report, 100.0, 1.0, 100, "incorrect"))
+        rc, out, err = self.compare(base, bad)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("NOW FAILS", out)
+
+    def test_noise_larger_than_the_change_exits_0(self):
+        base = self.write("noisy-base.json", controlled(self.report, 100.0, 60.0, 5))
+        new = self.write("noisy-new.json", controlled(self.report, 110.0, 66.0, 5))
+        rc, out, err = self.compare(base, new)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("within noise", out)
+
+    def test_unreadable_or_invalid_input_exits_2_with_one_line(self):
+        good = self.write("good.json", self.report)
+        broken = self.write("broken.json", "{not json")
+        no_cases = self.write("no-cases.json", {"schema_version": 2})
+        for args, needle in (((good, os.path.join(self.dir, "absent.json")), "absent.json: cannot be read"),
+                             ((broken, good), "broken.json: not valid JSON"),
+                             ((good, no_cases), "no-cases.json: cases: missing; expected an array"),
+                             ((good,), "new is required")):
+            with self.subTest(needle=needle):
+                rc, out, err = run("compare", *args)
+                self.assertEqual(rc, 2, out + err)
+                self.assertIn(needle, err)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""`nvfp4bench sweep` and `merge` end to end on the host backend: configs and their errors (also
+checked against configs/sweep.schema.json), records, isolation (unsupported cases, timeouts),
+interruption with SIGTERM and --resume, shards and merge, progress output."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+try:
+    import jsonschema
+except ImportError:  # Debian's python3-jsonschema; without it the schema checks skip
+    jsonschema = None
+
+BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = os.path.join(SRC, "configs")
+REPORT_SCHEMA = os.path.join(SRC, "schemas", "report.schema.json")
+
+
+def run(*args, cwd=None, timeout=300):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def check_report_schema(test, report):
+    """A sweep report is a report: schemas/report.schema.json holds for it too."""
+    if jsonschema is None:
+        return
+    jsonschema.validate(report, load(REPORT_SCHEMA), cls=jsonschema.Draft202012Validator)
+
+
+def write_config(d, name, cfg):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(cfg if isinstance(cfg, str) else json.dumps(cfg))
+    return path
+
+
+SMALL = {"defaults": {"warmup": 0, "iters": 1},
+         "cases": [{"name": "a", "shape": {"m": 64, "n": 64, "k": 256}},
+                   {"name": "b", "axes": {"m": [16, 32], "n": [16, 48], "k": 64, "l": 2}, "seeds": [1, 2]}]}
+
+PROGRESS_LINE = re.compile(
+    r"^\[\s*(\d+)/(\d+)\] (passed|incorrect|not_supported|error)\s+(.+?) \| elapsed (\d+:\d\d)(, ~\d+:\d\d left)?$")
+
+
+class Configs(unittest.TestCase):
+    def test_shipped_configs_list_their_cases(self):
+        for name, count in [("smoke", None), ("gpumode-nvfp4-gemm", 13), ("llm-layers", None)]:
+            with self.subTest(name):
+                rc, out, err = run("sweep", os.path.join(CONFIGS, name + ".json"), "--list-cases")
+                self.assertEqual(rc, 0, err)
+                lines = out.strip().splitlines()
+                n = int(re.match(r"(\d+) cases", lines[-1]).group(1))
+                self.assertEqual(len(lines) - 1, n)
+                if count:
+                    self.assertEqual(n, count)
+        rc, out, _ = run("sweep", os.path.join(CONFIGS, "gpumode-nvfp4-gemm.json"), "--list-cases")
+        self.assertIn("--m 128 --n 7168 --k 16384 --l 1", out)
+
+    @unittest.skipIf(jsonschema is None, "python3-jsonschema is not installed: the schema checks need it")
+    def test_shipped_configs_match_the_schema(self):
+        schema = load(os.path.join(CONFIGS, "sweep.schema.json"))
+        jsonschema.Draft202012Validator.check_schema(schema)
+        for name in ["smoke", "gpumode-nvfp4-gemm", "llm-layers"]:
+            jsonschema.validate(load(os.path.join(CONFIGS, name + ".json")), schema,
+                                cls=jsonschema.Draft202012Validator)
+
+    def test_bad_configs_are_one_line_exit_2_and_rejected_by_the_schema(self):
+        shape = {"m": 1, "n": 1, "k": 16}
+        bad = [
+            ({"cases": [{"shape": shape}, {"shape": shape}, {"shape": dict(shape, mm=2)}]},
+             "cases[2].shape.mm: unknown key"),
+            ({"cases": []}, "cases: empty"),
+            ({"name": "x"}, "cases: missing"),
+            ({"cases": [{"shape": dict(shape, m="1")}]}, "cases[0].shape.m: expected a positive integer, got a string"),
+            ({"defaults": {"iters": "5"}, "cases": [{"shape": shape}]}, "defaults.iters: expected an integer, got a string"),
+            ({"defaults": {"warmup": -1}, "cases": [{"shape": shape}]}, "defaults.warmup: -1 is out of range"),
+            ({"cases": [{"shape": shape, "dists": ["cauchy"]}]}, "cases[0].dists[0]"),
+            ({"cases": [{"axes": {"m": {"from": 1, "to": 4}, "n": 1, "k": 16}}]}, "cases[0].axes.m"),
+            ({"cases": [{"shape": shape, "axes": shape}]}, "cases[0]: a case needs exactly one of"),
+            ({"cases": [{"shape": shape, "seeds": [-1]}]}, "cases[0].seeds[0]"),
+            ({"cases": [{"shape": shape, "flush": 1}]}, "cases[0].flush: expected true or false"),
+            ({"cases": [{"shape": shape, "peers": "every"}]}, "cases[0].peers"),
+            ({"casess": []}, "casess: unknown key"),
+            ({"cases": [{"shape": dict(shape, k=24)}]}, "cases[0].shape.k: 24 is not a multiple of 16"),
+            ({"cases": [{"shape": shape, "mode": "warm"}]}, "cases[0].mode: 'warm' is not a timing mode"),
+        ]
+        schema = load(os.path.join(CONFIGS, "sweep.schema.json"))
+        with tempfile.TemporaryDirectory() as d:
+            for i, (cfg, needle) in enumerate(bad):
+                with self.subTest(needle):
+                    path = write_config(d, f"bad{i}.json", cfg)
+                    rc, out, err = run("sweep", path, cwd=d)
+                    self.assertEqual(rc, 2, out + err)
+                    self.assertEqual(len(err.strip().splitlines()), 1, err)
+                    self.assertIn(f"{path}: {needle}", err)
+                    self.assertFalse(os.path.exists(os.path.join(d, f"sweep-bad{i}.json")))
+                    if jsonschema is not None:  # the schema and the parser agree
+                        with self.assertRaises(jsonschema.ValidationError):
+                            jsonschema.validate(cfg, schema, cls=jsonschema.Draft202012Validator)
+            for text, needle in [("{\"cases\": [", "not JSON"), ("", "not JSON")]:
+                path = write_config(d, "nj.json", text)
+                rc, _, err = run("sweep", path, cwd=d)
+                self.assertEqual(rc, 2)
+                self.assertIn(f"{path}: {needle}", err)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+            rc, _, err = run("sweep", os.path.join(d, "missing.json"))
+            self.assertEqual(rc, 2)
+            self.assertIn("missing.json: cannot be read", err)
+
+    def test_bad_flags(self):
+        cfg = os.path.join(CONFIGS, "smoke.json")
+        for args, needle in [(["--shard", "2/2"], "--shard '2/2'"), (["--case-timeout", "0"], "--case-timeout 0"),
+                             (["--progress", "loud"], "--progress 'loud'"), (["--bogus"], "--bogus"),
+                             (["--resume", "--overwrite"], "--resume excludes --overwrite")]:
+            with self.subTest(args):
+                with tempfile.TemporaryDirectory() as d:
+                    rc, _, err = run("sweep", cfg, *args, cwd=d)
+                    self.assertEqual(rc, 2, err)
+                    self.assertIn(needle, err)
+
+
+class Sweeps(unittest.TestCase):
+    def test_smoke_sweep_records_report_and_progress(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = os.path.join(CONFIGS, "smoke.json")
+            rc, out, err = run("sweep", cfg, "--json", os.path.join(d, "r.json"), cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            if "host backend" not in out:
+                self.skipTest("a GPU is present: the host-backend sweep is tested on GPU-less machines")
+            n = int(re.search(r": (\d+) cases, ", out).group(1))
+            rep = load(os.path.join(d, "r.json"))
+            self.assertEqual(rep["schema_version"], 2)
+            s = rep["sweep"]
+            self.assertTrue(s["complete"])
+            self.assertIsNone(s["interrupted"])
+            self.assertEqual(s["cases_done"], n)
+            self.assertEqual(s["counts"]["passed"], n)
+            self.assertTrue(s["config_hash"].startswith("fnv1a64:"))
+            self.assertEqual([c["sweep"]["index"] for c in rep["cases"]], list(range(n)))
+            for c in rep["cases"]:
+                self.assertEqual(c["disposition"], "passed")
+                self.assertEqual(c["sweep"]["child"], "exited with code 0")
+                self.assertTrue(c["sweep"]["isolated"])
+                self.assertEqual(c["kernel"]["name"], "host")
+                self.assertEqual(c["problem"]["m"], c["sweep"]["params"]["m"])
+                self.assertIn("measurement", c)
+            # The smoke config's overrides reached the cases.
+            hot = [c for c in rep["cases"] if c["sweep"]["name"] == "hot"][0]
+            self.assertEqual(hot["measurement"]["mode"], "hot")
+            self.assertEqual(hot["kernel_timing"]["stats"]["count"], 1)
+            batched = [c for c in rep["cases"] if c["sweep"]["name"] == "batched"]
+            self.assertEqual(sorted(c["problem"]["dist"] for c in batched), ["gpumode", "normal"])
+            self.assertEqual(batched[0]["problem"]["l"], 3)
+            # JSONL: the header, then one record per case; same content as the report.
+            lines = jsonl(os.path.join(d, "r.jsonl"))
+            self.assertEqual(lines[0]["config_hash"], s["config_hash"])
+            self.assertEqual(sorted(r["sweep"]["index"] for r in lines[1:]), list(range(n)))
+            # Plain progress lines (stdout is a pipe): case i of n, elapsed and remaining time.
+            progress = [l for l in out.splitlines() if l.startswith("[")]
+            self.assertEqual(len(progress), n)
+            for i, line in enumerate(progress):
+                m = PROGRESS_LINE.match(line)
+                self.assertIsNotNone(m, line)
+                self.assertEqual((int(m.group(1)), int(m.group(2))), (i + 1, n))
+                self.assertEqual(m.group(3), "passed")
+            self.assertIn("~", progress[0])
+            check_report_schema(self, rep)
+            self.assertNotIn("\x1b[", out)
+            # Without --resume an existing JSONL is not overwritten.
+            rc, _, err = run("sweep", cfg, "--json", os.path.join(d, "r.json"), cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertIn("pass --resume", err)
+            # With --resume and nothing left, nothing runs and the report is the same.
+            rc, out, _ = run("sweep", cfg, "--json", os.path.join(d, "r.json"), "--resume", cwd=d)
+            self.assertEqual(rc, 0)
+            self.assertIn(f"0 to run ({n} resumed)", out)
+            self.assertEqual(len(jsonl(os.path.join(d, "r.jsonl"))), n + 1)
+
+    def test_bar_progress_and_in_process(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "c.json", SMALL)
+            rc, out, err = run("sweep", cfg, "--progress", "bar", "--no-isolate", cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            self.assertIn("in-process (--no-isolate)", out)
+            # (text mode reads the carriage return as a newline)
+            self.assertIn("\x1b[K[0/9] elapsed 0:00 | running: a 64x64x256 L=1", out)
+            rep = load(os.path.join(d, "sweep-c.json"))
+            self.assertEqual(len(rep["cases"]), 9)
+            self.assertFalse(rep["cases"][0]["sweep"]["isolated"])
+            check_report_schema(self, rep)
+            self.assertEqual(rep["cases"][0]["disposition"], "passed")
+            rc, out, _ = run("sweep", cfg, "--progress", "off", "--overwrite", cwd=d)
+            self.assertEqual(rc, 0)
+            self.assertFalse([l for l in out.splitlines() if l.startswith("[")])
+
+    def test_failing_cases_are_recorded_and_the_sweep_goes_on(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "f.json", {
+                "defaults": {"warmup": 0, "iters": 1},
+                "cases": [{"name": "ok", "shape": {"m": 16, "n": 16, "k": 64}},
+                          {"name": "nokernel", "shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["no-such-kernel"]},
+                          {"name": "huge", "shape": {"m": 2 ** 40, "n": 2 ** 40, "k": 2 ** 20}},
+                          {"name": "slow", "shape": {"m": 512, "n": 512, "k": 4096}, "timeout_s": 0.2},
+                          {"name": "after", "shape": {"m": 16, "n": 32, "k": 64}}]})
+            rc, out, err = run("sweep", cfg, cwd=d)
+            self.assertEqual(rc, 3, out + err)  # an error (the timeout) and nothing incorrect
+            rep = load(os.path.join(d, "sweep-f.json"))
+            by = {c["sweep"]["name"]: c for c in rep["cases"]}
+            self.assertEqual(by["ok"]["disposition"], "passed")
+            self.assertEqual(by["nokernel"]["disposition"], "not_supported")
+            self.assertIn("--kernel 'no-such-kernel': unknown kernel", by["nokernel"]["message"])
+            self.assertEqual(by["nokernel"]["sweep"]["child"], "exited with code 2")
+            self.assertEqual(by["huge"]["disposition"], "not_supported")
+            self.assertIn("overflows 64 bits", by["huge"]["message"])
+            self.assertEqual(by["slow"]["disposition"], "error")
+            self.assertEqual(by["slow"]["message"], "timed out after 0.2 s")
+            self.assertEqual(by["after"]["disposition"], "passed")
+            self.assertEqual(rep["sweep"]["counts"], {"passed": 2, "not_supported": 2, "error": 1, "incorrect": 0})
+            # The output of failed cases is kept beside the report.
+            log = by["huge"]["sweep"]["log"]
+            with open(log) as f:
+                self.assertIn("overflows 64 bits", f.read())
+            check_report_schema(self, rep)
+            self.assertNotIn("log", by["ok"]["sweep"])
+            # --case-timeout overrides the config's timeout_s (and keeps the config hash: resumable).
+            rc, out, err = run("sweep", cfg, "--overwrite", "--case-timeout", "0.001", cwd=d)
+            self.assertEqual(rc, 3)
+            rep = load(os.path.join(d, "sweep-f.json"))
+            self.assertTrue(all(c["message"] == "timed out after 0.001 s" for c in rep["cases"]), rep["cases"])
+            # Only not-supported cases: exit 2.
+            cfg2 = write_config(d, "g.json", {"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["nope"]}]})
+            rc, out, err = run("sweep", cfg2, cwd=d)
+            self.assertEqual(rc, 2, out + err)
+
+    def test_sigterm_then_resume_loses_and_repeats_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "long.json", {
+                "defaults": {"warmup": 0, "iters": 3},
+                "cases": [{"axes": {"m": 256, "n": 256, "k": 2048}, "seeds": {"from": 0, "to": 11, "step": 1}}]})
+            rep_path, rec_path = os.path.join(d, "long-report.json"), os.path.join(d, "long-report.jsonl")
+            p = subprocess.Popen([BIN, "sweep", cfg, "--json", rep_path], cwd=d, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            deadline = time.time() + 120
+            while time.time() < deadline:
+                if os.path.exists(rec_path) and len(jsonl(rec_path)) >= 2:  # header + a finished case
+                    break
+                time.sleep(0.02)
+            else:
+                p.kill()
+                self.fail("no case finished in 120 s")
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 130, out + err)
+            self.assertIn("interrupted by SIGTERM", out)
+            rep = load(rep_path)
+            done = [c["sweep"]["index"] for c in rep["cases"]]
+            self.assertGreaterEqual(len(done), 1)
+            self.assertLess(len(done), 12, "the sweep ended before the signal: make its cases longer")
+            self.assertFalse(rep["sweep"]["complete"])
+            self.assertEqual(rep["sweep"]["interrupted"], "SIGTERM")
+            recorded = [r["sweep"]["index"] for r in jsonl(rec_path)[1:]]
+            self.assertEqual(sorted(recorded), sorted(done))  # the report has every finished case
+            self.assertFalse([f for f in os.listdir(d) if f.endswith(".tmp")])
+            check_report_schema(self, rep)
+            # Resume: only the rest runs, each case exactly once in the end.
+            rc, out, err = run("sweep", cfg, "--json", rep_path, "--resume", cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            self.assertIn(f"{12 - len(done)} to run ({len(done)} resumed)", out)
+            ran_now = [int(m.group(1)) for m in map(PROGRESS_LINE.match, out.splitlines()) if m]
+            self.assertEqual(len(ran_now), 12 - len(done))
+            recorded = [r["sweep"]["index"] for r in jsonl(rec_path)[1:]]
+            self.assertEqual(sorted(recorded), list(range(12)))
+            rep = load(rep_path)
+            self.assertTrue(rep["sweep"]["complete"])
+            self.assertEqual([c["sweep"]["index"] for c in rep["cases"]], list(range(12)))
+            self.assertEqual([c["problem"]["seed"] for c in rep["cases"]], list(range(12)))
+
+    def test_resume_refuses_another_config_and_cuts_a_torn_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "c.json", SMALL)
+            rc, _, _ = run("sweep", cfg, cwd=d)
+            self.assertEqual(rc, 0)
+            rec = os.path.join(d, "sweep-c.jsonl")
+            with open(rec) as f:
+                lines = f.read().splitlines(keepends=True)
+            # Keep the header and 3 records, then half a line (a crash mid-write).
+            with open(rec, "w") as f:
+                f.writelines(lines[:4])
+                f.write(lines[4][: len(lines[4]) // 2])
+            rc, out, err = run("sweep", cfg, "--resume", cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            self.assertIn("dropping a torn last line", out)
+            self.assertIn("6 to run (3 resumed)", out)
+            self.assertEqual(sorted(r["sweep"]["index"] for r in jsonl(rec)[1:]), list(range(9)))
+            other = write_config(d, "c.json", dict(SMALL, defaults={"warmup": 0, "iters": 2}))
+            rc, _, err = run("sweep", other, "--resume", cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertIn("was written for another config", err)
+
+    def test_shards_merge_to_the_whole(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "c.json", SMALL)
+            for i in range(3):
+                rc, out, err = run("sweep", cfg, "--shard", f"{i}/3", cwd=d)
+                self.assertEqual(rc, 0, out + err)
+                rep = load(os.path.join(d, f"sweep-c.shard-{i}-of-3.json"))
+                self.assertEqual([c["sweep"]["index"] for c in rep["cases"]], list(range(i, 9, 3)))
+            shards = [os.path.join(d, f"sweep-c.shard-{i}-of-3.json") for i in (2, 0, 1)]
+            rc, out, err = run("merge", os.path.join(d, "all.json"), *shards)
+            self.assertEqual(rc, 0, out + err)
+            merged = load(os.path.join(d, "all.json"))
+            self.assertEqual([c["sweep"]["index"] for c in merged["cases"]], list(range(9)))
+            self.assertTrue(merged["sweep"]["complete"])
+            self.assertEqual(len(merged["sweep"]["merged_from"]), 3)
+            check_report_schema(self, merged)
+            rc, whole_out, _ = run("sweep", cfg, "--list-cases")
+            self.assertIn(merged["sweep"]["config_hash"], whole_out)
+            # A missing shard: merged, said, and exit 3.
+            rc, out, _ = run("merge", os.path.join(d, "part.json"), *shards[:2])
+            self.assertEqual(rc, 3)
+            self.assertIn("incomplete: 3 cases", out)
+            # Shards of another config: refused.
+            other = write_config(d, "o.json", dict(SMALL, defaults={"warmup": 0, "iters": 2}))
+            rc, _, _ = run("sweep", other, "--shard", "1/3", cwd=d)
+            self.assertEqual(rc, 0)
+            rc, _, err = run("merge", os.path.join(d, "bad.json"), shards[1], os.path.join(d, "sweep-o.shard-1-of-3.json"))
+            self.assertEqual(rc, 2)
+            self.assertIn("differs", err)
+            self.assertFalse(os.path.exists(os.path.join(d, "bad.json")))
+
+    def test_devices(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "c.json", SMALL)
+            rc, out, err = run("sweep", cfg, "--devices", "all", cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            if "host backend" not in out:
+                self.skipTest("a GPU is present")
+            self.assertIn("no CUDA device", out)
+            self.assertIn("one worker on the host backend", out)
+            rc, _, err = run("sweep", cfg, "--devices", "0,1", "--overwrite", cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertIn("--devices 0,1: no CUDA device here", err)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,146 @@
+// compare: matching, the regression rule (threshold AND noise), verification changes, and
+// one-line errors for invalid reports.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "report/compare.hpp"
+
+using namespace nvfp4;
+using nlohmann::json;
+
+namespace {
+
+json make_case(int64_t m, const char* kernel, double median_us, double iqr_us, int64_t count,
+               const char* disposition = "passed") {
+  return {{"problem", {{"m", m}, {"n", 7168}, {"k", 16384}, {"l", 1}, {"dist", "gpumode"}, {"seed", 0}}},
+          {"kernel", {{"name", kernel}, {"description", ""}}},
+          {"disposition", disposition},
+          {"kernel_timing",
+           {{"ran", true}, {"mode", "cold"},
+            {"stats", {{"count", count}, {"median_us", median_us}, {"iqr_us", iqr_us}}}}}};
+}
+
+json report(std::vector<json> cases) {
+  return {{"schema_version", 2}, {"backend", "cuda"}, {"device", {{"name", "H200"}}}, {"cases", cases}};
+}
+
+}  // namespace
+
+TEST(Compare, SameReportIsUnchanged) {
+  const json r = report({make_case(128, "naive", 100, 1, 100), make_case(256, "naive", 50, 0.5, 100)});
+  const CompareResult c = compare_reports(r, r, {});
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_EQ(c.regressions(), 0);
+  for (const auto& row : c.rows) {
+    EXPECT_EQ(row.verdict, Verdict::Unchanged);
+    EXPECT_DOUBLE_EQ(row.change, 0);
+  }
+}
+
+TEST(Compare, TenPercentSlowerWithLowNoiseIsARegression) {
+  const json base = report({make_case(128, "naive", 100, 1, 100)});
+  const json now = report({make_case(128, "naive", 110, 1.1, 100)});
+  const CompareResult c = compare_reports(base, now, {});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::Slower);
+  EXPECT_TRUE(c.rows[0].regression);
+  EXPECT_NEAR(c.rows[0].change, 0.10, 1e-12);
+  EXPECT_LT(c.rows[0].noise, 0.01);
+  EXPECT_EQ(c.regressions(), 1);
+  // And 10% faster is no regression.
+  EXPECT_EQ(compare_reports(now, base, {}).rows[0].verdict, Verdict::Faster);
+  EXPECT_EQ(compare_reports(now, base, {}).regressions(), 0);
+}
+
+TEST(Compare, SlowdownUnderTheThresholdOrWithinTheNoiseIsNot) {
+  const json base = report({make_case(128, "naive", 100, 1, 100)});
+  // 3% slower, well measured: under the 5% threshold.
+  EXPECT_EQ(compare_reports(base, report({make_case(128, "naive", 103, 1, 100)}), {}).regressions(), 0);
+  // ... but over a 2% threshold.
+  CompareOptions two;
+  two.threshold = 0.02;
+  EXPECT_EQ(compare_reports(base, report({make_case(128, "naive", 103, 1, 100)}), two).regressions(), 1);
+  // 10% slower, but 5 samples spread over 60%: rse ~ 1.2533*(60/1.349)/sqrt(5)/100 = 25% each.
+  const json noisy_base = report({make_case(128, "naive", 100, 60, 5)});
+  const json noisy_new = report({make_case(128, "naive", 110, 66, 5)});
+  const CompareResult c = compare_reports(noisy_base, noisy_new, {});
+  EXPECT_EQ(c.rows[0].verdict, Verdict::WithinNoise);
+  EXPECT_GT(c.rows[0].noise, 0.1);
+  EXPECT_EQ(c.regressions(), 0);
+}
+
+TEST(Compare, PassedToFailedIsARegressionEvenWhenFaster) {
+  const json base = report({make_case(128, "naive", 100, 1, 100)});
+  const json now = report({make_case(128, "naive", 50, 1, 100, "incorrect")});
+  const CompareResult c = compare_reports(base, now, {});
+  EXPECT_EQ(c.rows[0].verdict, Verdict::NowFails);
+  EXPECT_EQ(c.regressions(), 1);
+  EXPECT_EQ(compare_reports(now, base, {}).rows[0].verdict, Verdict::NowPasses);
+  EXPECT_EQ(compare_reports(now, base, {}).regressions(), 0);
+  // A case failing in both is not a new regression.
+  EXPECT_EQ(compare_reports(now, now, {}).regressions(), 0);
+}
+
+TEST(Compare, MatchesByProblemAndKernelNotByOrder) {
+  const json base = report({make_case(128, "naive", 100, 1, 100), make_case(128, "fast", 10, 0.1, 100)});
+  const json now = report({make_case(128, "fast", 10, 0.1, 100), make_case(256, "naive", 500, 1, 100),
+                           make_case(128, "naive", 100, 1, 100)});
+  const CompareResult c = compare_reports(base, now, {});
+  ASSERT_EQ(c.rows.size(), 3u);
+  EXPECT_EQ(c.rows[0].kernel, "naive");
+  EXPECT_EQ(c.rows[0].verdict, Verdict::Unchanged);
+  EXPECT_EQ(c.rows[1].kernel, "fast");
+  EXPECT_EQ(c.rows[1].verdict, Verdict::Unchanged);
+  EXPECT_EQ(c.rows[2].verdict, Verdict::Added);
+  EXPECT_EQ(c.regressions(), 0);
+  const CompareResult back = compare_reports(now, base, {});
+  int missing = 0;
+  for (const auto& r : back.rows) missing += r.verdict == Verdict::Missing;
+  EXPECT_EQ(missing, 1);
+}
+
+TEST(Compare, SchemaVersion1ReportsComputeTheirNoiseFromTheStats) {
+  json v1 = report({make_case(128, "naive", 100, 1, 100)});
+  v1["schema_version"] = 1;
+  v1["cases"][0]["kernel_timing"].erase("mode");
+  v1["cases"][0]["kernel_timing"]["l2_flushed"] = true;
+  const json v2 = report({make_case(128, "naive", 120, 1, 100)});
+  const CompareResult c = compare_reports(v1, v2, {});
+  EXPECT_EQ(c.rows[0].verdict, Verdict::Slower);
+  EXPECT_TRUE(c.rows[0].note.empty()) << c.rows[0].note;  // l2_flushed true reads as cold
+}
+
+TEST(Compare, InvalidReportsAreUsageErrorsNamingFileAndKey) {
+  const json good = report({make_case(128, "naive", 100, 1, 100)});
+  auto message = [&](const json& bad) -> std::string {
+    try {
+      compare_reports(good, bad, {}, "BASE.json", "NEW.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message(json::array()), "NEW.json: not a JSON object; expected an nvfp4bench report");
+  EXPECT_EQ(message(json{{"cases", json::array()}}),
+            "NEW.json: schema_version: missing; expected an integer");
+  EXPECT_EQ(message(json{{"schema_version", 9}, {"cases", json::array()}}),
+            "NEW.json: schema_version 9: unsupported; expected 1 or 2");
+  json no_m = good;
+  no_m["cases"][0]["problem"].erase("m");
+  EXPECT_EQ(message(no_m), "NEW.json: cases[0].problem.m: missing; expected an integer");
+  json bad_median = good;
+  bad_median["cases"][0]["kernel_timing"]["stats"]["median_us"] = "fast";
+  EXPECT_EQ(message(bad_median),
+            "NEW.json: cases[0].kernel_timing.stats.median_us: wrong type; expected a number");
+}
+
+TEST(Compare, MarkdownTableListsEveryRowAndTheCount) {
+  const json base = report({make_case(128, "naive", 100, 1, 100)});
+  const json now = report({make_case(128, "naive", 110, 1, 100)});
+  const std::string md = compare_markdown(compare_reports(base, now, {}), {});
+  EXPECT_NE(md.find("| 128x7168x16384 L=1 gpumode | naive | 100.000 | 110.000 | +10.00% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**SLOWER**"), std::string::npos) << md;
+  EXPECT_NE(md.find("1 regression(s)"), std::string::npos) << md;
+}

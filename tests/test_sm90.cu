@@ -1,0 +1,238 @@
+// The sm90 kernel: the decode bit trick (host, exhaustive), the device decode path, and full
+// GEMMs against the exact CPU reference on fresh random data with the output poisoned first.
+// GPU tests skip unless the device has compute capability 9.0.
+#include <gtest/gtest.h>
+
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/buffer.hpp"
+#include "device/device_info.hpp"
+#include "format/nvfp4.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/sm90/sm90_decode.hpp"
+#include "kernels/sm90/sm90_gemm.hpp"
+#include "problem/problem.hpp"
+#include "reference/cpu_exact.hpp"
+#include "tests/gpu_test.hpp"
+
+using namespace nvfp4;
+
+#define NVFP4_REQUIRE_SM90()                                                               \
+  do {                                                                                     \
+    NVFP4_REQUIRE_GPU();                                                                   \
+    const ::nvfp4::DeviceInfo d_ = ::nvfp4::query_device(0);                               \
+    if (d_.cc_major != 9 || d_.cc_minor != 0)                                              \
+      GTEST_SKIP() << "needs compute capability 9.0, " << d_.name << " has " << d_.cc_string(); \
+  } while (0)
+
+// ---------------------------------------------------------------------------------------------
+// Device decode path: every (code, scale byte) in both fp16 lanes.
+
+namespace {
+__global__ void decode_probe(uint32_t* out) {
+  const unsigned idx = blockIdx.x * blockDim.x + threadIdx.x;  // 16 codes x 256 scales
+  if (idx >= 16 * 256) return;
+  const unsigned code = idx & 15, sbyte = idx >> 4;
+  const unsigned code2 = 15 - code, sbyte2 = 255 - sbyte;
+  // codes at nibble 1 (low lane) and nibble 5 (high lane); garbage elsewhere
+  const uint32_t w = 0x9A3C7E5Bu & ~0x00F000F0u;
+  const uint32_t word = w | (code << 4) | (code2 << 20);
+  const uint32_t m = nvfp4::sm90::scale2_boosted(sbyte | (sbyte2 << 8));
+  out[2 * idx] = nvfp4::sm90::hmul2_bits(nvfp4::sm90::e2m1x2_raw<1>(word), m);
+  out[2 * idx + 1] = m;
+}
+}  // namespace
+
+TEST(Sm90Decode, DeviceDecodeMatchesCodec) {
+  NVFP4_REQUIRE_SM90();
+  DeviceBuffer buf(16 * 256 * 2 * sizeof(uint32_t));
+  decode_probe<<<16, 256>>>(buf.get<uint32_t>());
+  NVFP4_CUDA_CHECK_LAUNCH();
+  std::vector<uint32_t> out(16 * 256 * 2);
+  NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), buf.get(), out.size() * 4, cudaMemcpyDeviceToHost));
+  for (unsigned idx = 0; idx < 16 * 256; ++idx) {
+    const unsigned code = idx & 15, sbyte = idx >> 4;
+    const unsigned code2 = 15 - code, sbyte2 = 255 - sbyte;
+    const double got_lo = fp16_bits_to_double(uint16_t(out[2 * idx] & 0xFFFF));
+    const double got_hi = fp16_bits_to_double(uint16_t(out[2 * idx] >> 16));
+    const double exp_lo = double(e2m1_decode(code)) * double(scale_decode(sbyte)) / 128.0;
+    const double exp_hi = double(e2m1_decode(code2)) * double(scale_decode(sbyte2)) / 128.0;
+    if (std::isnan(exp_lo)) {
+      EXPECT_TRUE(std::isnan(got_lo)) << code << " " << sbyte;
+    } else {
+      ASSERT_EQ(got_lo, exp_lo) << "code " << code << " scale 0x" << std::hex << sbyte;
+      if (exp_lo == 0.0) {
+        ASSERT_EQ(std::signbit(got_lo), std::signbit(exp_lo)) << code << " " << sbyte;
+      }
+    }
+    if (std::isnan(exp_hi)) {
+      EXPECT_TRUE(std::isnan(got_hi)) << code2 << " " << sbyte2;
+    } else {
+      ASSERT_EQ(got_hi, exp_hi) << "code " << code2 << " scale 0x" << std::hex << sbyte2;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole GEMMs.
+
+namespace {
+
+struct Check {
+  int64_t checked = 0, bad = 0;
+  std::string first;
+};
+
+// Runs sm90 (explicit config, or the Gemm object's own choice) on fresh data, poisoned output.
+// Full comparison against exact_gemm when the problem is small enough, else `samples` random
+// elements plus the four corners of every batch.
+Check run_and_check(const Shape& s, Dist dist, uint64_t seed, std::optional<sm90::Config> cfg,
+                    int64_t samples = 4096) {
+  Stream stream;
+  DeviceTensors dt;
+  dt.allocate(s);
+  generate_device(Problem{s, dist, seed}, dt, stream.get());
+  poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+  auto g = make_gemm("sm90", Role::Kernel);
+  const Operands ops = dt.view();
+  if (cfg) {
+    DeviceBuffer ws(sm90::workspace_bytes(s, *cfg));
+    sm90::launch(s, ops, *cfg, ws.get(), stream.get());
+    stream.sync();
+  } else {
+    DeviceBuffer ws(g->workspace_bytes(s));
+    g->prepare(s, ops, stream.get());
+    g->run(s, ops, ws.get(), stream.get());
+    stream.sync();
+  }
+  std::vector<uint16_t> got(size_t(s.l * s.m * s.n));
+  NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), dt.c.get(), got.size() * 2, cudaMemcpyDeviceToHost));
+  HostTensors h;
+  h.allocate(s);
+  copy_inputs_to_host(dt, h);
+  const Operands hv = h.view();
+
+  Check r;
+  auto compare = [&](int64_t batch, int64_t i, int64_t j, uint16_t expb) {
+    const uint16_t gb = got[size_t((batch * s.m + i) * s.n + j)];
+    const double e = fp16_bits_to_double(expb), v = fp16_bits_to_double(gb);
+    ++r.checked;
+    const bool ok = gb != kPoisonFp16 && !std::isnan(v) && !std::isnan(e) &&
+                    std::fabs(v - e) <= 1e-3 + 1e-3 * std::fabs(e);
+    if (!ok && r.bad++ == 0)
+      r.first = "(" + std::to_string(batch) + "," + std::to_string(i) + "," + std::to_string(j) +
+                ") got " + std::to_string(v) + " (0x" + std::to_string(gb) + ") expected " +
+                std::to_string(e);
+  };
+  const bool full = double(s.m) * double(s.n) * double(s.k) * double(s.l) <= 8e9;
+  if (full) {
+    exact_gemm(s, hv);
+    for (int64_t batch = 0; batch < s.l; ++batch)
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j)
+          compare(batch, i, j, h.c[size_t((batch * s.m + i) * s.n + j)]);
+  } else {
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    auto next = [&] { x = mix64(x); return x; };
+    for (int64_t batch = 0; batch < s.l; ++batch)
+      for (int64_t i : {int64_t(0), s.m - 1})
+        for (int64_t j : {int64_t(0), s.n - 1})
+          compare(batch, i, j, exact_element_fp16(s, hv, batch, i, j));
+    for (int64_t t = 0; t < samples; ++t) {
+      const int64_t batch = int64_t(next() % uint64_t(s.l));
+      const int64_t i = int64_t(next() % uint64_t(s.m)), j = int64_t(next() % uint64_t(s.n));
+      compare(batch, i, j, exact_element_fp16(s, hv, batch, i, j));
+    }
+  }
+  return r;
+}
+
+std::string label(const Shape& s, Dist d, uint64_t seed) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " L=" +
+         std::to_string(s.l) + " " + dist_name(d) + " seed " + std::to_string(seed);
+}
+
+}  // namespace
+
+TEST(Sm90Gemm, GpuModeTestShapes) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{128, 256, 256, 1},   {128, 1536, 7168, 1}, {128, 3072, 1536, 1},
+                          {256, 7168, 256, 1},  {256, 7168, 2048, 1}, {2304, 4608, 7168, 1},
+                          {384, 7168, 2304, 1}, {512, 512, 7168, 1},  {512, 4096, 512, 1},
+                          {512, 1536, 7168, 1}};
+  uint64_t seed = 11;
+  for (const Shape& s : shapes)
+    for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+      const Check r = run_and_check(s, d, ++seed, std::nullopt);
+      EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " "
+                          << sm90::describe(sm90::choose_config(s, sm90::current_sm_count()))
+                          << ": " << r.bad << "/" << r.checked << " bad, first " << r.first;
+    }
+}
+
+TEST(Sm90Gemm, BenchmarkShapes) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{128, 7168, 16384, 1}, {128, 4096, 7168, 1}, {128, 7168, 2048, 1}};
+  uint64_t seed = 100;
+  for (const Shape& s : shapes)
+    for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+      const Check r = run_and_check(s, d, ++seed, std::nullopt, 6000);
+      EXPECT_EQ(r.bad, 0) << label(s, d, seed) << ": " << r.bad << "/" << r.checked
+                          << " bad, first " << r.first;
+    }
+}
+
+// Every tile width and split path, both kernel versions and both v2 A modes, on shapes that
+// are not multiples of anything.
+TEST(Sm90Gemm, AwkwardShapesEveryConfig) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{200, 300, 512, 1}, {1, 8, 64, 1},     {130, 260, 192, 3},
+                          {129, 1000, 320, 2}, {64, 33, 128, 1}, {257, 129, 64, 1},
+                          {300, 520, 256, 2}};
+  std::vector<sm90::Config> configs;
+  for (int bn : {128, 192, 224, 256}) {
+    for (int split : {1, 3}) configs.push_back(sm90::Config{bn, split, 0, 1, 0});
+    for (int amode : {0, 1})
+      for (int split : {1, 3, 8}) {
+        configs.push_back(sm90::Config{bn, split, 0, 2, amode});
+        if (bn <= 192) configs.push_back(sm90::Config{bn, split, 0, 2, amode, 2});
+      }
+  }
+  uint64_t seed = 200;
+  for (const Shape& s : shapes)
+    for (const sm90::Config& c : configs)
+      for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+        const Check r = run_and_check(s, d, ++seed, c);
+        EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
+                            << "/" << r.checked << " bad, first " << r.first;
+      }
+}
+
+// Split-K must be bit-reproducible run to run (v1: reduction kernel, v2: cluster reduction).
+TEST(Sm90Gemm, SplitKIsDeterministic) {
+  NVFP4_REQUIRE_SM90();
+  const Shape s{128, 1024, 4096, 1};
+  Stream stream;
+  DeviceTensors dt;
+  dt.allocate(s);
+  generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
+  for (const sm90::Config c : {sm90::Config{128, 8, 0, 1, 0}, sm90::Config{128, 8, 0, 2, 0},
+                               sm90::Config{256, 5, 0, 2, 1}}) {
+    DeviceBuffer ws(sm90::workspace_bytes(s, c));
+    std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
+    for (auto* out : {&first, &again}) {
+      poison_device(dt.c.get<uint16_t>(), s.m * s.n, stream.get());
+      sm90::launch(s, dt.view(), c, ws.get(), stream.get());
+      stream.sync();
+      NVFP4_CUDA_CHECK(
+          cudaMemcpy(out->data(), dt.c.get(), out->size() * 2, cudaMemcpyDeviceToHost));
+    }
+    EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 2), 0) << sm90::describe(c);
+  }
+}

@@ -1,0 +1,86 @@
+// The sm90 kernel's host-checkable parts: the E2M1 decode bit trick (exhaustive), exactness of
+// the scaled fp16 products, shape rules, availability and the tile heuristic. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "device/device_info.hpp"
+#include "format/nvfp4.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/sm90/sm90_decode.hpp"
+#include "kernels/sm90/sm90_gemm.hpp"
+
+using namespace nvfp4;
+
+// ---------------------------------------------------------------------------------------------
+// Host: the bit trick, every pair position, every pair of codes, neighbours set to all codes.
+
+TEST(Sm90Decode, PairTrickMatchesCodecForEveryCode) {
+  for (int i = 0; i < 4; ++i)
+    for (unsigned lo = 0; lo < 16; ++lo)
+      for (unsigned hi = 0; hi < 16; ++hi)
+        for (unsigned fill = 0; fill < 16; ++fill) {
+          uint32_t w = 0;
+          for (int e = 0; e < 8; ++e) w |= uint32_t(fill) << (4 * e);
+          w &= ~((0xFu << (4 * i)) | (0xFu << (4 * (i + 4))));
+          w |= (lo << (4 * i)) | (hi << (4 * (i + 4)));
+          const uint32_t r = sm90::e2m1x2_raw_rt(w, i);
+          const double vlo = std::ldexp(fp16_bits_to_double(uint16_t(r & 0xFFFF)), 14);
+          const double vhi = std::ldexp(fp16_bits_to_double(uint16_t(r >> 16)), 14);
+          ASSERT_EQ(vlo, double(e2m1_decode(lo))) << i << " " << lo << " w=" << std::hex << w;
+          ASSERT_EQ(vhi, double(e2m1_decode(hi))) << i << " " << hi << " w=" << std::hex << w;
+          ASSERT_EQ(std::signbit(vlo), lo >= 8);
+          ASSERT_EQ(std::signbit(vhi), hi >= 8);
+        }
+}
+
+// raw (value * 2^-14) times fp16(scale * 2^7) is exact in fp16 for every code and every
+// non-NaN scale byte (sign bit ignored), so the device multiply cannot round.
+TEST(Sm90Decode, ScaledProductsAreExactInFp16) {
+  for (unsigned sbyte = 0; sbyte < 256; ++sbyte) {
+    const float sc = scale_decode(sbyte);
+    if (std::isnan(sc)) continue;
+    const double boost = double(sc) * sm90::kScaleBoost;
+    ASSERT_EQ(fp16_bits_to_double(fp16_bits_from_double(boost)), boost) << sbyte;
+    for (unsigned code = 0; code < 16; ++code) {
+      const double raw = std::ldexp(double(e2m1_decode(code)), -14);
+      const double prod = raw * boost;
+      ASSERT_EQ(fp16_bits_to_double(fp16_bits_from_double(prod)), prod) << code << " " << sbyte;
+      ASSERT_EQ(prod * 128.0, double(e2m1_decode(code)) * double(sc));
+    }
+  }
+}
+
+TEST(Sm90Gemm, ShapeRulesAndAvailability) {
+  auto g = make_gemm("sm90", Role::Kernel);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->auto_rank(), 10);
+  EXPECT_EQ(g->shape_error(Shape{128, 256, 64, 1}), "");
+  EXPECT_NE(g->shape_error(Shape{128, 256, 48, 1}).find("multiple of 64"), std::string::npos);
+  DeviceInfo a100;
+  a100.has_gpu = true;
+  a100.name = "NVIDIA A100";
+  a100.cc_major = 8;
+  a100.cc_minor = 0;
+  const Availability av = g->availability(a100);
+  EXPECT_FALSE(av.ok);
+  EXPECT_NE(av.reason.find("NVIDIA A100"), std::string::npos) << av.reason;
+  EXPECT_NE(av.reason.find("8.0"), std::string::npos) << av.reason;
+  DeviceInfo h200 = a100;
+  h200.name = "NVIDIA H200";
+  h200.cc_major = 9;
+  EXPECT_TRUE(g->availability(h200).ok);
+}
+
+// The heuristic's purpose at M = 128: one wave that fills most of the 132 SMs.
+TEST(Sm90Gemm, HeuristicFillsTheGpuAtSmallM) {
+  for (const Shape s : {Shape{128, 7168, 16384, 1}, Shape{128, 4096, 7168, 1},
+                        Shape{128, 7168, 2048, 1}}) {
+    const sm90::Config c = sm90::choose_config(s, 132);
+    const int64_t ctas = ((s.n + c.bn - 1) / c.bn) * c.split;
+    EXPECT_LE(ctas, 132) << sm90::describe(c);
+    EXPECT_GE(ctas, 100) << sm90::describe(c);
+  }
+}
+

@@ -1,0 +1,199 @@
+// Every report writer on one synthetic result model, parsed back: JSON with nlohmann, CSV by
+// splitting, the google-benchmark and Bencher structures their consumers read, the Markdown table.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "report/writer.hpp"
+
+using namespace nvfp4;
+using nlohmann::json;
+
+namespace {
+
+Measurement fake_measurement(std::vector<double> samples, const char* mode) {
+  Measurement m;
+  m.timer = "cuda-events";
+  m.mode = mode;
+  m.l2_flushed = std::string(mode) == "cold";
+  m.samples_us = std::move(samples);
+  m.stats = summarize(m.samples_us);
+  m.stop_reason = "noise target reached";
+  m.attempts = m.stats.count + 1;
+  m.clock.source = "nvml";
+  m.clock.policy = {1980, 0.75};
+  m.clock.dropped_low_clock = 1;
+  m.clock_mhz.assign(m.samples_us.size(), 1900);
+  summarize_clocks(m.clock, m.clock_mhz);
+  return m;
+}
+
+struct Fixture {
+  RunInfo info;
+  std::vector<CaseResult> cases;
+  Fixture() {
+    info.argv = {"nvfp4bench", "--m", "128"};
+    info.hostname = "box";
+    info.utc_time = "2026-01-02T03:04:05Z";
+    info.backend = "cuda";
+    info.device.has_gpu = true;
+    info.device.name = "NVIDIA H200";
+    info.build_type = "Release";
+    CaseResult a;
+    a.problem = {{128, 7168, 16384, 1}, Dist::GpuMode, 0};
+    a.bytes = TensorBytes::of(a.problem.shape);
+    a.kernel = "naive";
+    a.reference = "weird,ref\"name";  // CSV must quote this
+    a.disposition = Disposition::Passed;
+    a.verification = VerifyResult{};
+    a.kernel_timing = make_timing("naive", "kernel", fake_measurement({100, 102, 101, 99, 100}, "cold"),
+                                  a.problem.shape, a.bytes);
+    a.kernel_timing->set_speed_of_light(50, "test GPU, memory bound");
+    a.reference_timing = make_timing(a.reference, "reference", fake_measurement({10, 11, 12}, "cold"),
+                                     a.problem.shape, a.bytes);
+    CaseResult b;
+    b.problem = {{128, 4096, 7168, 2}, Dist::Normal, 5};
+    b.bytes = TensorBytes::of(b.problem.shape);
+    b.kernel = "naive";
+    b.reference = "cpu-exact";
+    b.disposition = Disposition::Incorrect;
+    b.message = "3 of 100 checked elements mismatch (0 unwritten)";
+    b.kernel_timing = make_timing("naive", "kernel", fake_measurement({20, 21, 22, 23}, "graph"),
+                                  b.problem.shape, b.bytes);
+    cases = {a, b};
+  }
+  std::string render(const std::string& format, bool samples = false) const {
+    auto w = make_writer(format);
+    EXPECT_TRUE(w) << format;
+    return w ? w->render(info, cases, samples) : std::string();
+  }
+};
+
+// Splits on `sep`; with csv_quotes, not inside "quoted" fields.
+std::vector<std::string> split(const std::string& s, char sep, bool csv_quotes = true) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char ch : s) {
+    if (ch == '"' && csv_quotes) quoted = !quoted;
+    if (ch == sep && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+TEST(Writers, EveryFormatIsRegisteredOnceAndUnknownIsNull) {
+  EXPECT_EQ(writer_formats(), (std::vector<std::string>{"json", "gbench", "bencher", "csv", "md"}));
+  for (const auto& f : writer_formats()) EXPECT_EQ(make_writer(f)->format(), f);
+  EXPECT_EQ(make_writer("xml"), nullptr);
+}
+
+TEST(Writers, NativeJsonRoundTrips) {
+  const Fixture f;
+  const json j = json::parse(f.render("json", true));
+  EXPECT_EQ(j["schema_version"], kReportSchemaVersion);
+  EXPECT_EQ(j["cases"].size(), 2u);
+  const json& kt = j["cases"][0]["kernel_timing"];
+  EXPECT_DOUBLE_EQ(kt["stats"]["median_us"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(kt["sol_fraction"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(kt["sol_us"].get<double>(), 50);
+  EXPECT_EQ(kt["stop_reason"], "noise target reached");
+  EXPECT_EQ(kt["clock"]["dropped_low_clock"], 1);
+  EXPECT_EQ(kt["samples_us"].size(), 5u);
+  EXPECT_TRUE(j["cases"][0]["reference_timing"]["sol_fraction"].is_null());
+  EXPECT_EQ(j["cases"][1]["kernel_timing"]["mode"], "graph");
+  EXPECT_FALSE(json::parse(f.render("json", false))["cases"][0]["kernel_timing"].contains("samples_us"));
+}
+
+TEST(Writers, GoogleBenchmarkJsonHasTheKeysItsReadersUse) {
+  const Fixture f;
+  const json j = json::parse(f.render("gbench"));
+  ASSERT_TRUE(j.contains("context"));
+  EXPECT_EQ(j["context"]["host_name"], "box");
+  ASSERT_EQ(j["benchmarks"].size(), 3u);  // kernel + reference of case 1, kernel of case 2
+  for (const json& b : j["benchmarks"])
+    for (const char* key : {"name", "run_name", "run_type", "iterations", "real_time", "cpu_time",
+                            "time_unit", "threads", "repetitions"})
+      EXPECT_TRUE(b.contains(key)) << key;
+  const json& k = j["benchmarks"][0];
+  EXPECT_EQ(k["name"], "naive/128x7168x16384x1/gpumode/cold");
+  EXPECT_EQ(k["run_type"], "iteration");
+  EXPECT_EQ(k["time_unit"], "us");
+  EXPECT_EQ(k["iterations"], 5);
+  EXPECT_DOUBLE_EQ(k["real_time"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(k["sol_fraction"].get<double>(), 0.5);
+  EXPECT_GT(k["tflops"].get<double>(), 0);
+  EXPECT_FALSE(k.contains("error_occurred"));
+  const json& bad = j["benchmarks"][2];
+  EXPECT_EQ(bad["name"], "naive/128x4096x7168x2/normal/graph");
+  EXPECT_EQ(bad["error_occurred"], true);
+  EXPECT_NE(bad["error_message"].get<std::string>().find("incorrect"), std::string::npos);
+}
+
+TEST(Writers, BencherMetricFormatNestsMeasuresUnderBenchmarks) {
+  const Fixture f;
+  const json j = json::parse(f.render("bencher"));
+  // The failing case is left out; the passing case's kernel and reference are in.
+  ASSERT_EQ(j.size(), 2u);
+  const json& k = j.at("naive/128x7168x16384x1/gpumode/cold");
+  const json& lat = k.at("latency");
+  EXPECT_DOUBLE_EQ(lat.at("value").get<double>(), 100e3);  // nanoseconds
+  EXPECT_LE(lat.at("lower_value").get<double>(), lat.at("value").get<double>());
+  EXPECT_GE(lat.at("upper_value").get<double>(), lat.at("value").get<double>());
+  const json& tf = k.at("tflops");
+  EXPECT_LE(tf.at("lower_value").get<double>(), tf.at("value").get<double>());
+  EXPECT_GE(tf.at("upper_value").get<double>(), tf.at("value").get<double>());
+  EXPECT_DOUBLE_EQ(k.at("sol-fraction").at("value").get<double>(), 0.5);
+  for (const auto& [bench, measures] : j.items())
+    for (const auto& [name, m] : measures.items()) EXPECT_TRUE(m.contains("value")) << bench << name;
+}
+
+TEST(Writers, CsvHasOneRowPerTimingWithTheHeaderColumnCount) {
+  const Fixture f;
+  std::istringstream in(f.render("csv"));
+  std::string line;
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) rows.push_back(split(line, ','));
+  ASSERT_EQ(rows.size(), 4u);
+  const auto& h = rows[0];
+  for (const auto& r : rows) EXPECT_EQ(r.size(), h.size());
+  auto col = [&](const char* name) {
+    return size_t(std::find(h.begin(), h.end(), name) - h.begin());
+  };
+  ASSERT_LT(col("median_us"), h.size());
+  EXPECT_EQ(rows[1][col("implementation")], "naive");
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][col("median_us")]), 100);
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][col("sol_fraction")]), 0.5);
+  EXPECT_EQ(rows[2][col("implementation")], "\"weird,ref\"\"name\"");
+  EXPECT_EQ(rows[2][col("sol_fraction")], "");
+  EXPECT_EQ(rows[3][col("disposition")], "incorrect");
+  EXPECT_EQ(rows[3][col("l")], "2");
+  EXPECT_EQ(rows[3][col("mode")], "graph");
+}
+
+TEST(Writers, MarkdownIsATableWithOneRowPerTiming) {
+  const Fixture f;
+  std::istringstream in(f.render("md"));
+  std::string line;
+  std::vector<std::string> table;
+  std::string rest;
+  while (std::getline(in, line)) {
+    if (line.rfind("|", 0) == 0) table.push_back(line);
+    else rest += line + "\n";
+  }
+  ASSERT_EQ(table.size(), 2u + 3u);  // header, rule, three timings
+  const size_t columns = split(table[0], '|', false).size();
+  for (const auto& row : table) EXPECT_EQ(split(row, '|', false).size(), columns) << row;
+  EXPECT_NE(table[2].find("| 100.000 |"), std::string::npos) << table[2];
+  EXPECT_NE(table[2].find("50.0%"), std::string::npos) << table[2];
+  EXPECT_NE(rest.find("NVIDIA H200"), std::string::npos);
+  EXPECT_NE(rest.find("**incorrect**"), std::string::npos);
+}
