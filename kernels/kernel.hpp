@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,7 +72,8 @@ class Gemm {
   virtual bool same_numerics() const { return true; }
 };
 
-using GemmFactory = std::unique_ptr<Gemm> (*)();
+// A function, or a closure for implementations registered at run time (plugins).
+using GemmFactory = std::function<std::unique_ptr<Gemm>()>;
 
 struct RegistryEntry {
   std::string name;
@@ -84,5 +86,9 @@ const std::vector<RegistryEntry>& registry();
 // A fresh instance of the named implementation of that role, or nullptr.
 std::unique_ptr<Gemm> make_gemm(const std::string& name, Role role);
 std::vector<std::string> names_of(Role role);
+// Adds an implementation found at run time (kernels/plugin/plugin_loader.cpp), before any case
+// runs. Names are unique across roles: returns false, registering nothing, when it is taken.
+bool register_gemm(RegistryEntry entry);
+bool gemm_name_taken(const std::string& name);
 
 }  // namespace nvfp4

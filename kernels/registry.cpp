@@ -11,8 +11,9 @@ std::unique_ptr<Gemm> make_host_gemm();
 std::unique_ptr<Gemm> make_sm90_gemm();   // kernels/sm90 (sm_90a only)
 std::unique_ptr<Gemm> make_sm100_gemm();  // kernels/sm100/sm100.cu (sm_100a only)
 
-const std::vector<RegistryEntry>& registry() {
-  static const std::vector<RegistryEntry> entries = [] {
+namespace {
+std::vector<RegistryEntry>& entries() {
+  static std::vector<RegistryEntry> all = [] {
     const GemmFactory factories[] = {
         // kernels under test
         make_naive_gemm,
@@ -32,13 +33,28 @@ const std::vector<RegistryEntry>& registry() {
         make_fp8_block_peer,
     };
     std::vector<RegistryEntry> out;
-    for (GemmFactory f : factories) {
+    for (const GemmFactory& f : factories) {
       const auto g = f();
       out.push_back({g->name(), g->role(), f});
     }
     return out;
   }();
-  return entries;
+  return all;
+}
+}  // namespace
+
+const std::vector<RegistryEntry>& registry() { return entries(); }
+
+bool gemm_name_taken(const std::string& name) {
+  for (const auto& e : registry())
+    if (e.name == name) return true;
+  return false;
+}
+
+bool register_gemm(RegistryEntry entry) {
+  if (gemm_name_taken(entry.name)) return false;
+  entries().push_back(std::move(entry));
+  return true;
 }
 
 std::unique_ptr<Gemm> make_gemm(const std::string& name, Role role) {

@@ -4,33 +4,77 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <limits>
+#include <type_traits>
 
 #include "core/error.hpp"
+#include "kernels/plugin/plugin_loader.hpp"
 #include "report/json_report.hpp"
 #include "report/writer.hpp"
 
 namespace nvfp4 {
 
+namespace {
+
+// CLI11 2.1 reads hex, clamps out-of-range integers and reports a bad value as "--m = 16,abc":
+// every number is checked here first (decimal only, in range), naming the value.
+template <class T>
+CLI::Validator integer_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        T v{};
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range)
+          return fmt::format("'{}' is out of range ({} to {})", text, std::numeric_limits<T>::min(),
+                             std::numeric_limits<T>::max());
+        if (ec != std::errc() || ptr != end)
+          return fmt::format("'{}' is not {}", text, std::is_signed_v<T> ? "a decimal integer"
+                                                                         : "a non-negative decimal integer");
+        return {};
+      },
+      "");
+}
+
+CLI::Validator number_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        (void)std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return fmt::format("'{}' is not a number", text);
+        if (errno == ERANGE) return fmt::format("'{}' is out of range", text);
+        return {};
+      },
+      "");
+}
+
+}  // namespace
+
 void add_run_options(CLI::App& app, RunOptions& o) {
   CaseSpec& s = o.spec;
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
   s.problem.shape = {128, 7168, 16384, 1};
-  app.add_option("--m", s.problem.shape.m, "rows of A and C")->capture_default_str();
-  app.add_option("--n", s.problem.shape.n, "rows of B, columns of C")->capture_default_str();
-  app.add_option("--k", s.problem.shape.k, "reduction size, a multiple of 16")->capture_default_str();
-  app.add_option("--l", s.problem.shape.l, "batch count")->capture_default_str();
-  app.add_option("--seed", s.problem.seed, "seed of the operand generator")->capture_default_str();
+  app.add_option("--m", s.problem.shape.m, "rows of A and C")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--n", s.problem.shape.n, "rows of B, columns of C")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--k", s.problem.shape.k, "reduction size, a multiple of 16")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--l", s.problem.shape.l, "batch count")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--seed", s.problem.seed, "seed of the operand generator")->check(integer_text<uint64_t>())->capture_default_str();
   app.add_option("--dist", o.dist, "operand distribution: gpumode (uniform bytes, scales {0..3}) or "
                                    "normal (N(0,1) quantized per block)")->capture_default_str();
   app.add_option("--kernel", s.kernel, "kernel under test, or auto (see --list)")->capture_default_str();
   app.add_option("--reference", s.reference, "reference, or auto (see --list)")->capture_default_str();
-  app.add_option("--rtol", s.tolerance.rtol, "relative tolerance")->capture_default_str();
-  app.add_option("--atol", s.tolerance.atol, "absolute tolerance")->capture_default_str();
+  app.add_option("--rtol", s.tolerance.rtol, "relative tolerance")->check(number_text())->capture_default_str();
+  app.add_option("--atol", s.tolerance.atol, "absolute tolerance")->check(number_text())->capture_default_str();
   app.add_option("--verify-sample", s.verify_sample,
                  "check N random output elements instead of all (0: all; huge CPU checks are "
-                 "sampled automatically)")->capture_default_str();
+                 "sampled automatically)")->check(integer_text<int64_t>())->capture_default_str();
   // Measurement (src/measure/measure.hpp).
   MeasureOptions& mo = s.measure;
   o.mode_option = app.add_option("--mode", o.mode,
@@ -41,54 +85,92 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_flag("--rotate", o.rotate, "same as --mode rotate");
   app.add_flag("--graph", o.graph, "same as --mode graph");
   o.warmup_option = app.add_option("--warmup", mo.warmup,
-                 "warm-up runs before timing, at least (default 3 on a GPU, 1 on the host backend)");
+                 "warm-up runs before timing, at least (default 3 on a GPU, 1 on the host backend)")
+      ->check(integer_text<int>());
   app.add_option("--warmup-time", mo.warmup_s, "and at least this many seconds of warm-up")
+      ->check(number_text())
       ->capture_default_str();
   o.iters_option = app.add_option("--iters", mo.iters,
                  "exactly N timed samples; 0: adaptive, until the noise target (default: adaptive "
-                 "on a GPU, 3 on the host backend)");
+                 "on a GPU, 3 on the host backend)")->check(integer_text<int>());
   app.add_option("--noise-target", o.noise_target_pct,
                  "adaptive: stop when the median's relative standard error is under this percent")
+      ->check(number_text())
       ->capture_default_str();
   app.add_option("--min-samples", mo.sampling.min_samples, "adaptive: at least this many samples")
+      ->check(integer_text<int64_t>())
       ->capture_default_str();
   app.add_option("--max-samples", mo.sampling.max_samples,
-                 "stop after this many samples (dropped ones included)")->capture_default_str();
+                 "stop after this many samples (dropped ones included)")
+      ->check(integer_text<int64_t>())->capture_default_str();
   app.add_option("--min-time", mo.sampling.min_time_s,
-                 "adaptive: sample at least this many seconds")->capture_default_str();
+                 "adaptive: sample at least this many seconds")->check(number_text())->capture_default_str();
   app.add_option("--max-time", mo.sampling.max_time_s, "stop sampling after this many seconds")
+      ->check(number_text())
       ->capture_default_str();
   app.add_option("--batch", mo.batch,
                  "launches per sample in rotate/graph modes (0: a multiple of the copy count, >= 20)")
+      ->check(integer_text<int>())
       ->capture_default_str();
   app.add_option("--min-clock", mo.min_clock_fraction,
                  "drop samples taken while the SM clock was under this fraction of its default")
+      ->check(number_text())
       ->capture_default_str();
   // Output.
-  app.add_option("--json", o.json_path, "write the native JSON report to this path");
+  auto* json = app.add_option("--json", o.json_path, "write the native JSON report to this path");
   o.format_option = app.add_option("--format", o.format,
                  "format of --output: json (native report), gbench (google-benchmark JSON), "
                  "bencher (Bencher Metric Format), csv, md (Markdown table)")->capture_default_str();
-  app.add_option("--output", o.output,
+  auto* output = app.add_option("--output", o.output,
                  "write the report in --format to this path ('-': stdout, the summary then goes to stderr)");
-  app.add_flag("--samples", o.keep_samples, "keep the raw timing samples in the report");
-  app.add_option("--save-tensors", s.save_tensors_dir,
+  auto* samples = app.add_flag("--samples", o.keep_samples, "keep the raw timing samples in the report");
+  auto* save = app.add_option("--save-tensors", s.save_tensors_dir,
                  "write the problem as .npy files (a, b, sfa, sfb, blocked scales, c, ref) to DIR");
-  app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
+  app.add_option("--device", o.device, "CUDA device ordinal")->check(integer_text<int>())->capture_default_str();
   app.add_option("--peers", s.peers, "peers timed beside the kernel: all, or names (see --list)")
       ->delimiter(',');
   app.add_option("--verify-exact", s.verify_exact,
                  "also check N sampled elements of kernel and reference against the exact CPU "
-                 "reference")->capture_default_str();
-  app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
+                 "reference")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_option("--kernel-lib", o.kernel_libs,
+                 "load kernels from a plugin library (kernels/plugin/nvfp4bench_plugin.h); "
+                 "repeatable")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->expected(1);
+  auto* list = app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
+  // Combinations that would silently do nothing: refused with one line instead.
+  list->excludes(json)->excludes(output)->excludes(save)->excludes(samples);
 }
 
 namespace {
 
+// An output folder that does not exist yet is created later: its nearest existing ancestor
+// must then be a writable folder.
+void check_output_dir(const char* option, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  if (ec) throw usage_error(fmt::format("{} {}: not a usable path ({})", option, dir, ec.message()));
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec))
+      throw usage_error(fmt::format("{} {}: exists and is not a folder", option, dir));
+  } else {
+    while (!p.empty() && p != p.root_path() && !fs::exists(p, ec)) p = p.parent_path();
+    if (!fs::is_directory(p, ec))
+      throw usage_error(fmt::format("{} {}: {} is not a folder", option, dir, p.string()));
+  }
+  if (access(p.c_str(), W_OK) != 0)
+    throw usage_error(fmt::format("{} {}: folder {} is not writable", option, dir, p.string()));
+}
+
 void check_output_path(const char* flag, const std::string& path) {
   if (path.empty()) return;
-  const auto parent = std::filesystem::absolute(path).parent_path();
-  if (!std::filesystem::is_directory(parent) || access(parent.c_str(), W_OK) != 0)
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(path, ec);
+  const auto parent = abs.parent_path();
+  if (ec || abs.filename().empty() || std::filesystem::is_directory(abs, ec))
+    throw usage_error(fmt::format("{} {}: not a file path", flag, path));
+  if (!std::filesystem::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0)
     throw usage_error(fmt::format("{} {}: folder {} does not exist or is not writable", flag, path,
                                   parent.string()));
 }
@@ -135,8 +217,10 @@ void validate_options(RunOptions& o) {
   if (!d) throw usage_error(fmt::format("--dist '{}': unknown; expected gpumode or normal", o.dist));
   o.spec.problem.dist = *d;
   const auto& t = o.spec.tolerance;
-  if (!(t.rtol >= 0)) throw usage_error(fmt::format("--rtol {}: must be >= 0", t.rtol));
-  if (!(t.atol >= 0)) throw usage_error(fmt::format("--atol {}: must be >= 0", t.atol));
+  if (!(t.rtol >= 0) || !std::isfinite(t.rtol))
+    throw usage_error(fmt::format("--rtol {}: must be a finite number >= 0", t.rtol));
+  if (!(t.atol >= 0) || !std::isfinite(t.atol))
+    throw usage_error(fmt::format("--atol {}: must be a finite number >= 0", t.atol));
   if (o.spec.verify_exact < 0)
     throw usage_error(fmt::format("--verify-exact {}: must be >= 0", o.spec.verify_exact));
   o.spec.peers = resolve_peer_names(o.spec.peers);
@@ -154,6 +238,10 @@ void validate_options(RunOptions& o) {
   }
   if (o.format_option && o.format_option->count() > 0 && o.output.empty())
     throw usage_error(fmt::format("--format {}: needs --output PATH (or --output - for stdout)", o.format));
+  if (o.keep_samples && o.json_path.empty() && o.output.empty())
+    throw usage_error("--samples: needs a report to keep them in (--json PATH or --output PATH)");
+  if (!o.spec.save_tensors_dir.empty()) check_output_dir("--save-tensors", o.spec.save_tensors_dir);
+  if (!o.list) validate_shape(o.spec.problem.shape);
 }
 
 void apply_backend_defaults(RunOptions& o, const Context& ctx) {
@@ -241,6 +329,8 @@ int list_command(const DeviceInfo& dev) {
       const auto g = e.make();
       Availability a = g->availability(dev);
       if (a.ok && !dev.has_gpu && g->space() == Space::Device) a = {false, "needs a CUDA device"};
+      if (a.ok && dev.has_gpu && g->space() == Space::Host && role == Role::Kernel)
+        a = {false, "a host kernel runs only on the host backend (no CUDA device)"};
       std::printf("  %-16s %-13s %s\n", g->name().c_str(), a.ok ? "available" : "unavailable",
                   g->description().c_str());
       if (!a.ok) std::printf("  %-16s %-13s why: %s\n", "", "", a.reason.c_str());
@@ -251,6 +341,7 @@ int list_command(const DeviceInfo& dev) {
 
 int run_command(RunOptions& o, int argc, char** argv) {
   validate_options(o);
+  for (const auto& lib : o.kernel_libs) (void)load_kernel_library(lib);  // no-op when loaded
   Context ctx = Context::create(o.device);
   if (o.list) return list_command(ctx.dev);
   if (!ctx.gpu()) {

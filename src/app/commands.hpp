@@ -25,6 +25,7 @@ struct RunOptions {
   bool list = false;
   bool keep_samples = false;
   int device = 0;
+  std::vector<std::string> kernel_libs;  // --kernel-lib, loaded by CommandLine::execute
   CLI::Option* iters_option = nullptr;  // to tell a user's --iters from the default
   CLI::Option* warmup_option = nullptr;
   CLI::Option* mode_option = nullptr;
@@ -32,7 +33,9 @@ struct RunOptions {
 };
 
 void add_run_options(CLI::App& app, RunOptions& o);
-// Checks the parsed options (usage_error naming the flag); also used by sweeps run in-process.
+// Checks the values CLI11 cannot (names, ranges, shapes, output folders) without running or
+// writing anything; throws usage_error (exit 2) with one line naming the option. Also used by
+// sweeps run in-process.
 void validate_options(RunOptions& o);
 // Defaults that depend on the backend: fewer samples on the host backend unless asked.
 void apply_backend_defaults(RunOptions& o, const Context& ctx);

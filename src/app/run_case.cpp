@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
 #include "core/parallel.hpp"
 #include "device/sol.hpp"
 #include "device/cuda_check.hpp"
@@ -47,9 +48,12 @@ const char* role_word(Role r) {
   return r == Role::Kernel ? "kernel" : r == Role::Reference ? "reference" : "peer";
 }
 
-// Implementations that fit this backend: device ones with a GPU, host ones without.
+// Implementations that fit this backend: device ones with a GPU, host ones without. A host
+// reference also serves a GPU run (run_case copies the inputs back); a host kernel does not:
+// the GPU path hands kernels device pointers.
 bool fits_backend(const Gemm& g, const Context& ctx) {
-  return ctx.gpu() ? true : g.space() == Space::Host;
+  if (!ctx.gpu()) return g.space() == Space::Host;
+  return g.space() == Space::Device || g.role() != Role::Kernel;
 }
 
 std::string list_names(Role role) {
@@ -99,7 +103,10 @@ std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name,
         can += (can.empty() ? "" : ", ") + other->name();
     }
     throw usage_error(fmt::format("{} '{}' cannot run on {}: {}; {}s that can run here: {}", field,
-                                  name, where, a.ok ? "needs a CUDA device" : a.reason,
+                                  name, where,
+                                  !a.ok ? a.reason
+                                  : ctx.gpu() ? "a host kernel runs only on the host backend (no CUDA device)"
+                                              : "needs a CUDA device",
                                   role_word(role), can.empty() ? "none" : can));
   }
   if (const std::string se = g->shape_error(shape); !se.empty())
@@ -271,6 +278,22 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
   sample = std::min(sample, c_elems);
   const bool need_host_inputs = !ctx.gpu() || reference->space() == Space::Host ||
                                 !spec.save_tensors_dir.empty() || spec.verify_exact > 0;
+
+  // Refused up front, with the sizes: an overcommitted allocation would not fail cleanly.
+  const std::string shape_text = fmt::format("{}x{}x{} L={}", s.m, s.n, s.k, s.l);
+  require_host_memory((need_host_inputs || !ctx.gpu() ? r.bytes.total() : 0) + 2 * r.bytes.c +
+                          (ctx.gpu() ? 0 : int64_t(kernel->workspace_bytes(s))),
+                      shape_text);
+  if (ctx.gpu()) {
+    size_t free_bytes = 0, total_bytes = 0;
+    NVFP4_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const int64_t need = r.bytes.total() + (reference->space() == Space::Device ? r.bytes.c : 0) +
+                         int64_t(kernel->workspace_bytes(s)) + int64_t(reference->workspace_bytes(s));
+    if (need > int64_t(free_bytes))
+      throw runtime_error(fmt::format("out of device memory: {} needs {} on the GPU, {} free of {}",
+                                      shape_text, byte_text(double(need)), byte_text(double(free_bytes)),
+                                      byte_text(double(total_bytes))));
+  }
 
   HostTensors host;
   if (need_host_inputs || !ctx.gpu()) host.allocate(s);

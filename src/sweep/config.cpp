@@ -47,13 +47,27 @@ std::string join(const std::vector<std::string>& xs, const char* sep = ", ") {
   return out;
 }
 
+// A refusal is one line: control characters from the config (a key "a\nb") are shown escaped
+// (found by fuzz_sweep_config).
+std::string printable(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out;
+}
+
 // Parses with the file name and JSON path in every message.
 class Parser {
  public:
   explicit Parser(std::string where) : where_(std::move(where)) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw usage_error(fmt::format("{}: {}: {}", where_, path.empty() ? "(top level)" : path, what));
+    throw usage_error(
+        printable(fmt::format("{}: {}: {}", where_, path.empty() ? "(top level)" : path, what)));
   }
   [[noreturn]] void type_error(const std::string& path, const char* expected, const json& v) const {
     fail(path, fmt::format("expected {}, got {} {}", expected, type_word(v), shown(v)));
@@ -362,7 +376,8 @@ SweepConfig parse_config_text(const std::string& text, const std::string& where)
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Syntax errors and numbers beyond double (out_of_range 406, found by fuzz_sweep_config).
     // nlohmann's message names the line and column; keep it to one line.
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');

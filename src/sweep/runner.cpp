@@ -18,6 +18,7 @@
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "kernels/plugin/plugin_loader.hpp"
 #include "report/json_report.hpp"
 #include "sweep/child.hpp"
 #include "sweep/interrupt.hpp"
@@ -200,6 +201,8 @@ struct SweepRun {
   std::optional<json> run_isolated(const SweepCase& c, std::optional<int> device,
                                    json& sweep_info) {
     std::vector<std::string> argv = {exe};
+    // The parent's plugins, so a case can name their kernels (kernels/plugin/plugin_loader.hpp).
+    for (const auto& lib : loaded_kernel_libraries()) argv.insert(argv.end(), {"--kernel-lib", lib});
     const auto args = c.run_args();
     argv.insert(argv.end(), args.begin(), args.end());
     if (device) argv.insert(argv.end(), {"--device", std::to_string(*device)});

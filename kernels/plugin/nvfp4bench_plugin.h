@@ -1,0 +1,122 @@
+/* nvfp4bench plugin ABI, version 1: bring your own NVFP4 GEMM kernels.
+ *
+ * A plugin is a shared library that exports one C function,
+ *
+ *     const nvfp4bench_plugin* nvfp4bench_plugin_entry(void);
+ *
+ * returning a table of kernels that stays valid until the process exits. Load it with
+ * `nvfp4bench --kernel-lib path/to/libmine.so --kernel NAME` (the option repeats); `--list`
+ * shows the plugin's kernels beside the built-in ones. A kernel is run, verified against the
+ * reference and timed exactly like a built-in one.
+ *
+ * Contract:
+ *  - Each kernel computes, for every batch l < L, C[l] = A[l] * B[l]^T (fp16 output) from the
+ *    operands below. All pointers are in one memory space: device pointers for
+ *    NVFP4BENCH_SPACE_DEVICE kernels, host pointers for NVFP4BENCH_SPACE_HOST kernels.
+ *      a            [L, M, K/2] bytes: two E2M1 codes per byte, the even K index in the low nibble
+ *      b            [L, N, K/2] bytes, same form
+ *      sfa, sfb     [L, M, K/16], [L, N, K/16] E4M3 scale bytes, linear, used unsigned (UE4M3)
+ *      sfa_blocked, sfb_blocked  the same scales in the 128x4-atom blocked layout (cuBLASLt's),
+ *                   Rp*Kp bytes per batch, Rp = roundup(rows,128), Kp = roundup(K/16,4), padding 0
+ *      c            [L, M, N] fp16 bits, row-major per batch; filled with 0x7F7F (NaN) before a
+ *                   checked run, so an element the kernel never writes is reported as unwritten
+ *    M, N, L >= 1 and K a positive multiple of 16; all sizes fit in int64.
+ *  - run() of a device kernel is asynchronous: it enqueues its work on `stream` (a cudaStream_t
+ *    passed as void*) and returns; it should not synchronize. The tool synchronizes, checks for
+ *    CUDA errors (a fault is reported as a runtime failure, exit 3) and times it with events on
+ *    that stream. Host kernels get stream == NULL and compute before returning.
+ *  - `workspace` points to workspace_bytes(problem) bytes in the kernel's memory space (NULL
+ *    when 0); its contents are undefined at each call.
+ *  - Return NVFP4BENCH_OK, or another status and a one-line reason written into `msg` (a
+ *    NUL-terminated string of at most msg_size bytes; the buffer starts zeroed). The tool then
+ *    stops with a runtime failure (exit 3) that quotes the message.
+ *  - Callbacks must not throw C++ exceptions or call exit(). They may be called many times
+ *    (warm-up and timing) and from the tool's main thread only.
+ *  - The tool may run the same kernel on different problems in one process (sweeps).
+ *
+ * Versioning: abi_version is the first member of nvfp4bench_plugin and the tool refuses a table
+ * whose version differs from the one it was built with (exit 2). Any change to these structs
+ * increments NVFP4BENCH_PLUGIN_ABI_VERSION.
+ */
+#ifndef NVFP4BENCH_PLUGIN_H
+#define NVFP4BENCH_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NVFP4BENCH_PLUGIN_ABI_VERSION 1
+/* The symbol the tool looks up with dlsym. */
+#define NVFP4BENCH_PLUGIN_ENTRY_SYMBOL "nvfp4bench_plugin_entry"
+
+/* Status codes returned by the callbacks. */
+#define NVFP4BENCH_OK 0
+#define NVFP4BENCH_ERROR 1       /* failed: msg says why */
+#define NVFP4BENCH_UNSUPPORTED 2 /* shape_check: this problem cannot be run: msg says why */
+
+/* Where a kernel's operands live. */
+#define NVFP4BENCH_SPACE_DEVICE 0
+#define NVFP4BENCH_SPACE_HOST 1
+
+typedef struct nvfp4bench_problem {
+  int64_t m, n, k, l;
+} nvfp4bench_problem;
+
+typedef struct nvfp4bench_operands {
+  const uint8_t* a;
+  const uint8_t* b;
+  const uint8_t* sfa;
+  const uint8_t* sfb;
+  const uint8_t* sfa_blocked;
+  const uint8_t* sfb_blocked;
+  uint16_t* c;
+} nvfp4bench_operands;
+
+typedef struct nvfp4bench_kernel {
+  /* Unique among all kernels the tool knows (built-in and loaded), 1..64 characters from
+   * [A-Za-z0-9._+:-]; a clash is a usage error. */
+  const char* name;
+  /* One line for --list and the report; may be NULL. */
+  const char* description;
+  int32_t space; /* NVFP4BENCH_SPACE_DEVICE or NVFP4BENCH_SPACE_HOST */
+  /* Compute capabilities a device kernel runs on, as major*10+minor (90 = 9.0), inclusive;
+   * 0 means no bound. Ignored for host kernels. */
+  int32_t min_cc;
+  int32_t max_cc;
+  /* Passed back unchanged as the first argument of every callback. */
+  void* user_data;
+  /* Optional (NULL: every problem the tool accepts). Returns NVFP4BENCH_OK when the kernel can
+   * run `p`, else NVFP4BENCH_UNSUPPORTED with the rule it breaks in msg
+   * ("K must be a multiple of 64"); the tool then refuses the case (exit 2). */
+  int32_t (*shape_check)(void* user_data, const nvfp4bench_problem* p, char* msg, size_t msg_size);
+  /* Optional (NULL: no workspace). Bytes of workspace run() needs for `p`. */
+  size_t (*workspace_bytes)(void* user_data, const nvfp4bench_problem* p);
+  /* Required. Computes C (see the contract above). */
+  int32_t (*run)(void* user_data, const nvfp4bench_problem* p, const nvfp4bench_operands* ops,
+                 void* workspace, void* stream, char* msg, size_t msg_size);
+} nvfp4bench_kernel;
+
+typedef struct nvfp4bench_plugin {
+  uint32_t abi_version; /* NVFP4BENCH_PLUGIN_ABI_VERSION; always the first member */
+  uint32_t kernel_count;
+  const nvfp4bench_kernel* kernels;
+} nvfp4bench_plugin;
+
+/* What a plugin exports: define it as
+ *   NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin* nvfp4bench_plugin_entry(void) { ... }  */
+#if defined(_WIN32)
+#define NVFP4BENCH_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define NVFP4BENCH_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+typedef const nvfp4bench_plugin* (*nvfp4bench_plugin_entry_fn)(void);
+NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin* nvfp4bench_plugin_entry(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NVFP4BENCH_PLUGIN_H */

@@ -1,0 +1,61 @@
+#include "app/cli.hpp"
+
+#include "core/error.hpp"
+#include "kernels/plugin/plugin_loader.hpp"
+
+namespace nvfp4 {
+
+namespace {
+constexpr const char* kExitCodes =
+    "Exit codes: 0 every case passed; 1 verification failed (compare: regression); "
+    "2 bad usage or input; 3 runtime failure (CUDA error, out of memory); 130 interrupted.";
+}  // namespace
+
+CommandLine::CommandLine()
+    : app_("nvfp4bench: benchmark and validate NVFP4 block-scaled GEMM kernels") {
+  app_.footer(kExitCodes);
+  app_.set_version_flag("--version",
+                        std::string("nvfp4bench ") + NVFP4_VERSION + " (" + NVFP4_GIT_REV + ")");
+  add_run_options(app_, run_);
+  subs_ = add_subcommands(app_);
+}
+
+int CommandLine::parse(int argc, const char* const* argv, std::string& message) {
+  try {
+    app_.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    message = app_.help();
+    return kExitPass;
+  } catch (const CLI::CallForAllHelp&) {
+    message = app_.help("", CLI::AppFormatMode::All);
+    return kExitPass;
+  } catch (const CLI::CallForVersion& e) {
+    message = std::string(e.what()) + "\n";
+    return kExitPass;
+  } catch (const CLI::ParseError& e) {
+    // CLI11's messages name the option and the value; one line.
+    message = std::string(e.what()) + " (see --help)";
+    for (char& c : message)
+      if (c == '\n') c = ' ';
+    return kExitBadInput;
+  }
+  for (const auto& s : subs_)
+    if (s.app->parsed()) return kExecute;  // a subcommand checks its own values when it runs
+  try {
+    validate_options(run_);
+  } catch (const Error& e) {
+    message = e.what();
+    return e.exit_code();
+  }
+  return kExecute;
+}
+
+int CommandLine::execute(int argc, char** argv) {
+  // Plugins first, for every command: --list, the run, and subcommands (a sweep hands the
+  // libraries on to its child processes through loaded_kernel_libraries()).
+  for (const auto& lib : run_.kernel_libs) (void)load_kernel_library(lib);
+  if (const int rc = dispatch_subcommand(subs_, argc, argv); rc >= 0) return rc;
+  return run_command(run_, argc, argv);
+}
+
+}  // namespace nvfp4

@@ -1,0 +1,73 @@
+// Deliberately broken host kernels, built only for the tests, loaded with --kernel-lib: each
+// one computes C correctly (kernels/plugin/example/example_gemm.hpp) and then breaks it in one
+// known way, so the tests can assert exactly what the tool reports.
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "kernels/plugin/example/example_gemm.hpp"
+#include "kernels/plugin/nvfp4bench_plugin.h"
+
+namespace {
+
+enum class Fault { Nan, Unwritten, Hang, Status, Oob, None };
+
+int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o, void*, void*,
+            char* msg, size_t size) {
+  switch (*static_cast<const Fault*>(user)) {
+    case Fault::Nan:  // one quiet NaN at (l=0, i=0, j=0): one mismatch, nothing unwritten
+      nvfp4_example::host_gemm(*p, *o, p->m);
+      o->c[0] = 0x7E00;
+      return NVFP4BENCH_OK;
+    case Fault::Unwritten:  // the last row of every batch is never written: L*N elements
+      nvfp4_example::host_gemm(*p, *o, p->m - 1);
+      return NVFP4BENCH_OK;
+    case Fault::Hang:  // never returns: only a per-case timeout (sweep --case-timeout) ends it
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    case Fault::Status:  // fails politely, with a two-line message the tool must flatten
+      snprintf(msg, size, "deliberate failure for the tests\nsecond line");
+      return NVFP4BENCH_ERROR;
+    case Fault::Oob:  // one element past C: only AddressSanitizer sees it (the asan_* test)
+      nvfp4_example::host_gemm(*p, *o, p->m);
+      o->c[p->l * p->m * p->n] = 0;
+      return NVFP4BENCH_OK;
+    case Fault::None:
+      nvfp4_example::host_gemm(*p, *o, p->m);
+      return NVFP4BENCH_OK;
+  }
+  return NVFP4BENCH_ERROR;
+}
+
+// Refuses K not a multiple of 64, like a kernel with a K tile would.
+int32_t k64_only(void*, const nvfp4bench_problem* p, char* msg, size_t size) {
+  if (p->k % 64 == 0) return NVFP4BENCH_OK;
+  snprintf(msg, size, "K must be a multiple of 64");
+  return NVFP4BENCH_UNSUPPORTED;
+}
+
+Fault kNan = Fault::Nan, kUnwritten = Fault::Unwritten, kHang = Fault::Hang,
+      kStatus = Fault::Status, kOob = Fault::Oob, kNone = Fault::None;
+
+const nvfp4bench_kernel kKernels[] = {
+    {"broken-nan-host", "test plugin: writes one NaN", NVFP4BENCH_SPACE_HOST, 0, 0, &kNan,
+     nullptr, nullptr, run},
+    {"broken-unwritten-host", "test plugin: leaves the last row unwritten", NVFP4BENCH_SPACE_HOST,
+     0, 0, &kUnwritten, nullptr, nullptr, run},
+    {"broken-hang-host", "test plugin: never returns", NVFP4BENCH_SPACE_HOST, 0, 0, &kHang,
+     nullptr, nullptr, run},
+    {"broken-status-host", "test plugin: returns an error status", NVFP4BENCH_SPACE_HOST, 0, 0,
+     &kStatus, nullptr, nullptr, run},
+    {"broken-oob-host", "test plugin: stores one element past C (AddressSanitizer finds it)",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kOob, nullptr, nullptr, run},
+    {"k64-host", "test plugin: correct, refuses K not a multiple of 64", NVFP4BENCH_SPACE_HOST,
+     0, 0, &kNone, k64_only, nullptr, run},
+};
+
+const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,
+                                   sizeof kKernels / sizeof kKernels[0], kKernels};
+
+}  // namespace
+
+extern "C" NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin* nvfp4bench_plugin_entry(void) {
+  return &kPlugin;
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Every row of the README's "Rejected inputs" table, run: the exit code, one line on stderr
+with the row's words, never a stack trace, a sanitizer report or a hang. The table is the
+source: a row that cannot be run, or a run that disagrees with its row, fails here."""
+import json
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
+PLUGIN_DIR = os.path.abspath(os.environ.get("NVFP4_PLUGIN_DIR", "build/plugins"))
+README = os.environ.get("NVFP4_README", os.path.join(os.path.dirname(__file__), "..", "README.md"))
+BASE = ["--m", "16", "--n", "16", "--k", "64"]
+# Signs of a crash rather than a refusal.
+CRASH_WORDS = ["terminate called", "Traceback", "Sanitizer", "runtime error:", "Segmentation", "Aborted"]
+
+
+def table_rows():
+    """(input cell, exit code, says cell) for each row between the rejects markers."""
+    with open(README) as f:
+        text = f.read()
+    m = re.search(r"<!-- rejects:begin -->(.*?)<!-- rejects:end -->", text, re.S)
+    if not m:
+        raise AssertionError("README.md has no <!-- rejects:begin/end --> table")
+    rows = []
+    for line in m.group(1).strip().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("input", "---") or set(cells[0]) <= set("-"):
+            continue
+        rows.append((cells[0], int(cells[1]), cells[2]))
+    return rows
+
+
+def code_span(cell):
+    m = re.search(r"`([^`]*)`", cell)
+    return m.group(1) if m else None
+
+
+class RejectTable(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = cls.tmp.name
+        with open(os.path.join(d, "notes.txt"), "w") as f:
+            f.write("not a library\n")
+        # The sweep configs the table names (configs/README: "Sweep configs").
+        shape = {"m": 16, "n": 16, "k": 64}
+        for name, cfg in [("wrong-type.json", {"cases": [{"shape": dict(shape, m="x")}]}),
+                          ("unknown-key.json", {"cases": [{"shape": dict(shape, mm=16)}]}),
+                          ("no-cases.json", {"cases": []})]:
+            with open(os.path.join(d, name), "w") as f:
+                json.dump(cfg, f)
+        with open(os.path.join(d, "huge-number.json"), "w") as f:  # found by fuzz_sweep_config
+            f.write('{"cases": [{"shape": {"m": 1e999, "n": 16, "k": 64}}]}')
+        with open(os.path.join(d, "newline-key.json"), "w") as f:  # found by fuzz_sweep_config
+            f.write('{"cases": [{"sha\\npe": {"m": 16, "n": 16, "k": 64}}]}')
+        for name in os.listdir(PLUGIN_DIR):
+            if name.endswith(".so"):
+                os.symlink(os.path.join(PLUGIN_DIR, name), os.path.join(d, name))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_cli(self, args):
+        # The host backend on every machine: the rows are about the input, not the GPU.
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        return subprocess.run([BIN, *BASE, *args], capture_output=True, text=True, timeout=120,
+                              cwd=self.tmp.name, env=env)
+
+    def test_table_is_there(self):
+        rows = table_rows()
+        self.assertGreaterEqual(len(rows), 55)
+        self.assertTrue(all(e in (1, 2, 3) for _, e, _ in rows))
+
+    def test_every_row(self):
+        for cell, code, says in table_rows():
+            with self.subTest(input=cell):
+                args = code_span(cell)
+                words = code_span(says)
+                self.assertIsNotNone(args, f"row without a command: {cell}")
+                self.assertIsNotNone(words, f"row without the words: {says}")
+                p = self.run_cli(shlex.split(args))
+                err = p.stderr
+                self.assertEqual(p.returncode, code, f"{args}: stderr: {err}\nstdout: {p.stdout}")
+                lines = err.strip().splitlines()
+                self.assertEqual(len(lines), 1, err)
+                self.assertTrue(lines[0].startswith("nvfp4bench: "), err)
+                for w in CRASH_WORDS:
+                    self.assertNotIn(w, err + p.stdout)
+                pos = 0
+                for frag in (w.strip() for w in words.split("…")):
+                    at = lines[0].find(frag, pos)
+                    self.assertGreaterEqual(at, 0, f"'{frag}' missing (in order) from: {lines[0]}")
+                    pos = at + len(frag)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Kernels from plugins (--kernel-lib) end to end: the example plugins pass, and the
+deliberately broken ones (tests/broken_plugins/) are reported for what they are.
+  PluginHost   host kernels on the host backend (forced, so it runs on every machine)
+  PluginGpu    device kernels; skipped without a GPU
+  PluginSweep  a hanging kernel under the sweep's per-case timeout; skipped without `sweep`"""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
+PLUGINS = os.path.abspath(os.environ.get("NVFP4_PLUGIN_DIR", "build/plugins"))
+HOST_ENV = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # the host backend, even on a GPU machine
+
+
+def lib(name):
+    return os.path.join(PLUGINS, f"libnvfp4_{name}.so")
+
+
+def run(args, env=None, timeout=300):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Report:
+    """Runs one case with a JSON report and returns (exit code, stdout, stderr, the case)."""
+
+    def case(self, args, env):
+        with tempfile.TemporaryDirectory() as d:
+            rep = os.path.join(d, "r.json")
+            rc, out, err = run([*args, "--json", rep, "--iters", "1", "--warmup", "0"], env)
+            with open(rep) as f:
+                return rc, out, err, json.load(f)["cases"][0]
+
+
+class PluginHost(unittest.TestCase, Report):
+    SHAPE = ["--m", "40", "--n", "24", "--k", "96", "--l", "2"]
+
+    def test_example_host_passes(self):
+        rc, out, err, c = self.case(["--kernel-lib", lib("example_host"), "--kernel", "example-host",
+                                     *self.SHAPE], HOST_ENV)
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(c["kernel"]["name"], "example-host")
+        self.assertIn("[plugin " + lib("example_host"), c["kernel"]["description"])
+        self.assertEqual(c["disposition"], "passed")
+        self.assertEqual(c["verification"]["checked"], 2 * 40 * 24)
+
+    def test_list_shows_plugin_kernels(self):
+        rc, out, err = run(["--kernel-lib", lib("example_host"), "--kernel-lib", lib("broken_host"),
+                            "--kernel-lib", lib("example_cuda"), "--list"], HOST_ENV)
+        self.assertEqual(rc, 0, err)
+        lines = {l.split()[0]: l for l in out.splitlines() if l.startswith("  ") and l.split()}
+        self.assertIn("available", lines["example-host"])
+        self.assertIn("available", lines["broken-nan-host"])
+        self.assertIn("unavailable", lines["example-cuda"])  # a device kernel, no GPU here
+
+    def test_auto_keeps_the_builtin_kernel(self):
+        # Loading a library adds choices; it does not change what `auto` picks.
+        rc, out, err, c = self.case(["--kernel-lib", lib("broken_host"), *self.SHAPE], HOST_ENV)
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(c["kernel"]["name"], "host")
+
+    def test_nan_is_incorrect(self):
+        rc, out, err, c = self.case(["--kernel-lib", lib("broken_host"), "--kernel", "broken-nan-host",
+                                     *self.SHAPE], HOST_ENV)
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(c["disposition"], "incorrect")
+        v = c["verification"]
+        self.assertEqual((v["mismatches"], v["unwritten"]), (1, 0))
+        first = v["first_mismatches"][0]
+        self.assertEqual((first["l"], first["i"], first["j"], first["unwritten"]), (0, 0, 0, False))
+        self.assertIn("result    incorrect: 1 of 1920 checked elements mismatch (0 unwritten)", out)
+
+    def test_unwritten_outputs_are_counted(self):
+        rc, out, err, c = self.case(["--kernel-lib", lib("broken_host"), "--kernel",
+                                     "broken-unwritten-host", *self.SHAPE], HOST_ENV)
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(c["disposition"], "incorrect")
+        v = c["verification"]
+        self.assertEqual((v["mismatches"], v["unwritten"]), (2 * 24, 2 * 24))  # last row, each batch
+        self.assertTrue(all(m["unwritten"] and m["i"] == 39 for m in v["first_mismatches"]))
+        self.assertIn("(48 unwritten)", out)
+
+
+def gpu_reason():
+    """Why there is no usable GPU, or None."""
+    rc, out, _ = run(["--list"])
+    first = out.splitlines()[0] if out else ""
+    return first if rc != 0 or first.startswith("device: none") else None
+
+
+class PluginGpu(unittest.TestCase, Report):
+    SHAPE = ["--m", "200", "--n", "300", "--k", "512", "--l", "2"]
+
+    def setUp(self):
+        why = gpu_reason()
+        if why:
+            self.skipTest(f"needs a CUDA GPU: {why}")
+
+    def test_example_cuda_passes(self):
+        rc, out, err, c = self.case(["--kernel-lib", lib("example_cuda"), "--kernel", "example-cuda",
+                                     *self.SHAPE], None)
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(c["disposition"], "passed")
+
+    def test_out_of_bounds_store_is_a_runtime_failure(self):
+        rc, out, err = run(["--kernel-lib", lib("broken_device"), "--kernel", "broken-oob", *self.SHAPE])
+        self.assertEqual(rc, 3, out + err)
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), 1, err)
+        self.assertIn("CUDA error", lines[0])
+
+    def test_nan_and_unwritten_on_the_gpu(self):
+        rc, out, err, c = self.case(["--kernel-lib", lib("broken_device"), "--kernel", "broken-nan",
+                                     *self.SHAPE], None)
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual((c["verification"]["mismatches"], c["verification"]["unwritten"]), (1, 0))
+        rc, out, err, c = self.case(["--kernel-lib", lib("broken_device"), "--kernel",
+                                     "broken-unwritten", *self.SHAPE], None)
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(c["verification"]["unwritten"], 2 * 300)
+
+
+class PluginSweep(unittest.TestCase):
+    """A kernel that never returns is only survivable with process isolation and a per-case
+    timeout: `nvfp4bench --kernel-lib LIB sweep CONFIG --isolate --case-timeout SECONDS` (branch
+    `sweep`, configs/README). It needs the sweep to hand --kernel-lib on to its child processes."""
+
+    def setUp(self):
+        rc, out, err = run(["sweep", "--help"], HOST_ENV, timeout=60)
+        if rc != 0 or "--case-timeout" not in out:
+            self.skipTest("the `sweep` subcommand with --isolate/--case-timeout is not in this "
+                          "build (branch `sweep` not merged yet)")
+
+    def test_hang_times_out_and_the_next_case_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg, rep = os.path.join(d, "hang.json"), os.path.join(d, "hang-report.json")
+            with open(cfg, "w") as f:
+                json.dump({"name": "hang", "defaults": {"warmup": 0, "iters": 1}, "cases": [
+                    {"name": "hang", "shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["broken-hang-host"]},
+                    {"name": "after", "shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["example-host"]},
+                ]}, f)
+            p = subprocess.run([BIN, "--kernel-lib", lib("broken_host"), "--kernel-lib", lib("example_host"),
+                                "sweep", cfg, "--isolate", "--case-timeout", "2", "--json", rep,
+                                "--progress", "off"], capture_output=True, text=True, timeout=120,
+                               env=HOST_ENV, cwd=d)
+            self.assertEqual(p.returncode, 3, p.stdout + p.stderr)  # an error, nothing incorrect
+            with open(rep) as f:
+                by = {c["sweep"]["name"]: c for c in json.load(f)["cases"]}
+            self.assertEqual(by["hang"]["disposition"], "error")
+            self.assertIn("timed out", by["hang"]["message"])
+            self.assertEqual(by["after"]["disposition"], "passed", by["after"].get("message"))
+            self.assertEqual(by["after"]["kernel"]["name"], "example-host")
+
+
+if __name__ == "__main__":
+    unittest.main()
