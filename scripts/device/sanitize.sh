@@ -95,8 +95,9 @@ for kern in broken-oob-edge broken-oob; do
   echo "plain    $kern: exit $? $(tail -1 "$LOGS/plain-$kern.log" | cut -c1-100)"
 done
 
-# A problem larger than the GPU: refused up front (exit 3, "out of device memory"), no allocation.
-"$BIN" --m 1048576 --n 1048576 --k 1048576 > "$LOGS/oom.log" 2>&1
+# A problem larger than the GPU (1 TiB of A and B, tiny C so the host copy of C fits): refused up
+# front (exit 3, "out of device memory"), no allocation.
+"$BIN" --m 8 --n 8 --k 137438953472 > "$LOGS/oom.log" 2>&1
 rc=$?
 if [[ $rc -eq 3 ]] && grep -q "out of device memory" "$LOGS/oom.log"; then verdict=ok; else verdict=FAIL; bad=$((bad+1)); fi
 echo "$verdict       oversized problem: exit $rc $(tail -1 "$LOGS/oom.log" | cut -c1-110)"
