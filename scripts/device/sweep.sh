@@ -25,7 +25,8 @@ if [[ ! -x $BIN ]]; then
 fi
 log "machine"; nvidia-smi -L; gpus=$(nvidia-smi -L | grep -c '^GPU')
 peers=()
-if [[ $($BIN --help 2>&1) == *--peers* ]]; then  # no pipe: grep -q + pipefail gives SIGPIPE peers=(--peers all); echo "peers: all"; else echo "peers: the tool has no --peers yet"; fi
+# No pipe into grep -q here: with pipefail its early exit gives the tool SIGPIPE.
+if [[ $($BIN --help 2>&1) == *--peers* ]]; then peers=(--peers all); echo "peers: all"; else echo "peers: the tool has no --peers yet"; fi
 CFG=${SWEEP_CONFIG:-configs/gpumode-nvfp4-gemm.json}  # another config for a dry run elsewhere
 
 log "1. GPU MODE sweep"
