@@ -1,13 +1,13 @@
 // Timing harness for the sm90 kernel (development tool, not the official benchmark): for each
-// shape, the heuristic's choice (v2, the registered kernel), v1's choice, and a sweep of v2 tile
-// widths / splits / A modes side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on
+// shape, the heuristic's choice (v3, the registered kernel), the previous v1/v2 choice ("old"),
+// a sweep of v2 tile widths / splits / A modes and of v3 M tiles / splits side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on
 // same-sized fp16 operands as the yardstick, and dequantize-then-cuBLAS end to end (both
 // operands dequantized to fp16 by src/reference/dequant, then the same cuBLASLt call).
 // Each sample: L2 flushed by writing a 256 MiB buffer, then one call between CUDA events;
 // reports the median (and min) of --samples samples after 3 warm-up calls.
 // With GPU MODE data every partial sum is exact in FP32, so every variant must give the same
 // bits as the heuristic's choice: the harness checks that too.
-//   usage: sm90_bench [--samples N] [--sweep] [--diag] [MxNxK ...]
+//   usage: sm90_bench [--samples N] [--sweep] [--diag] [--v3] [MxNxK ...]
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 
@@ -130,13 +130,14 @@ bool parse_shape(const char* s, Shape& out) {
 
 int main(int argc, char** argv) {
   Timer tm;
-  bool sweep = false, diag = false;
+  bool sweep = false, diag = false, v3only = false;
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     Shape s;
     if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) tm.samples = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
     else if (!std::strcmp(argv[i], "--diag")) diag = true;
+    else if (!std::strcmp(argv[i], "--v3")) v3only = true;  // no v2 sweep: auto, old, v3
     else if (parse_shape(argv[i], s)) shapes.push_back(s);
     else { std::fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
   }
@@ -153,12 +154,12 @@ int main(int argc, char** argv) {
     dt.allocate(s);
     generate_device(Problem{s, Dist::GpuMode, 1}, dt, stream.get());
     const sm90::Config best = sm90::choose_config(s, prop.multiProcessorCount);
-    std::vector<sm90::Config> variants{best, sm90::choose_config_v1(s, prop.multiProcessorCount)};
+    std::vector<sm90::Config> variants{best, sm90::choose_config_v2(s, prop.multiProcessorCount)};
     auto add = [&](sm90::Config c) {
       c = sm90::normalize(s, c);
       for (const auto& v : variants)
         if (v.version == c.version && v.bn == c.bn && v.split == c.split && v.amode == c.amode &&
-            v.diag == c.diag && v.producers == c.producers)
+            v.diag == c.diag && v.producers == c.producers && v.mt == c.mt)
           return;
       if (sm90::workspace_bytes(s, c) > (size_t(2) << 30)) return;
       variants.push_back(c);
@@ -166,6 +167,7 @@ int main(int argc, char** argv) {
     const bool small = s.m <= 512;
     for (int amode : {0, 1})
       for (int bn : {128, 192, 224, 256})
+        if (!v3only)
         for (int sp : {1, 2, 3, 4, 6, 8}) {
           if (!sweep && !small && sp > 1) continue;
           if (!sweep && small && amode == 1 && bn != 224 && bn != 128) continue;
@@ -174,7 +176,17 @@ int main(int argc, char** argv) {
           add(c);
           if (bn <= 192) add(sm90::Config{bn, sp, 0, 2, amode, 2});
         }
+    for (int mt : {128, 256}) {  // v3
+      if (mt == 256 && s.m <= 128) continue;
+      for (int sp : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16}) {
+        const sm90::Config c = sm90::normalize(s, sm90::Config{128, sp, 0, 3, 0, 1, mt});
+        if (c.split != sp || (!small && sp > 2)) continue;
+        add(c);
+      }
+    }
     if (diag) {  // diagnostics (wrong results by design, excluded from the bit check)
+      const sm90::Config d3 = sm90::normalize(s, sm90::Config{128, small ? 2 : 1, 0, 3, 0, 1, 128});
+      for (int dg : {1, 2, 3}) variants.push_back(sm90::Config{128, d3.split, dg, 3, 0, 1, 128});
       const sm90::Config d0 = sm90::normalize(s, sm90::Config{256, 1, 0, 1, 0});
       variants.push_back(sm90::Config{256, d0.split, 1, 1, 0});
       variants.push_back(sm90::Config{256, d0.split, 2, 1, 0});
@@ -199,7 +211,7 @@ int main(int argc, char** argv) {
       if (c.diag == 0)
         for (size_t i = 0; i < got.size(); ++i) diff += got[i] != ref[i] || got[i] == kPoisonFp16;
       std::printf("  %-4s %-24s %8.1f us  min %8.1f  %6.0f TFLOP/s  x%.2f vs cuBLAS  x%.2f vs deq+cuBLAS%s\n",
-                  v == 0 ? "auto" : v == 1 ? "v1" : "", sm90::describe(c).c_str(), t.first, t.second,
+                  v == 0 ? "auto" : v == 1 ? "old" : "", sm90::describe(c).c_str(), t.first, t.second,
                   s.flops() / t.first * 1e-6, cub / t.first, e2e / t.first,
                   diff ? (" MISMATCH " + std::to_string(diff)).c_str() : "");
     }

@@ -204,6 +204,8 @@ TEST(Sm90Gemm, AwkwardShapesEveryConfig) {
         if (bn <= 192) configs.push_back(sm90::Config{bn, split, 0, 2, amode, 2});
       }
   }
+  for (int mt : {128, 256})
+    for (int split : {1, 3, 8}) configs.push_back(sm90::Config{128, split, 0, 3, 0, 1, mt});
   uint64_t seed = 200;
   for (const Shape& s : shapes)
     for (const sm90::Config& c : configs)
@@ -214,7 +216,24 @@ TEST(Sm90Gemm, AwkwardShapesEveryConfig) {
       }
 }
 
-// Split-K must be bit-reproducible run to run (v1: reduction kernel, v2: cluster reduction).
+// v3's persistent CTAs: more units (tile x split) than resident CTAs, so each CTA walks several
+// units: the A ring and its producer cursor run on across unit boundaries, the epilogue stage
+// is reused, and split-K partials of one tile come from different CTAs.
+TEST(Sm90Gemm, PersistentCtasWalkManyUnits) {
+  NVFP4_REQUIRE_SM90();
+  const Shape s{1000, 1000, 320, 2};
+  uint64_t seed = 300;
+  for (const sm90::Config c : {sm90::Config{128, 1, 0, 3, 0, 1, 128}, sm90::Config{128, 3, 0, 3, 0, 1, 128},
+                               sm90::Config{128, 5, 0, 3, 0, 1, 256}})
+    for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+      const Check r = run_and_check(s, d, ++seed, c);
+      EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
+                          << r.checked << " bad, first " << r.first;
+    }
+}
+
+// Split-K must be bit-reproducible run to run (v1: reduction kernel, v2: cluster reduction,
+// v3: the last split of a tile sums every partial in split order, whichever split is last).
 TEST(Sm90Gemm, SplitKIsDeterministic) {
   NVFP4_REQUIRE_SM90();
   const Shape s{128, 1024, 4096, 1};
@@ -222,8 +241,9 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   DeviceTensors dt;
   dt.allocate(s);
   generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
-  for (const sm90::Config c : {sm90::Config{128, 8, 0, 1, 0}, sm90::Config{128, 8, 0, 2, 0},
-                               sm90::Config{256, 5, 0, 2, 1}}) {
+  for (const sm90::Config c :
+       {sm90::Config{128, 8, 0, 1, 0}, sm90::Config{128, 8, 0, 2, 0}, sm90::Config{256, 5, 0, 2, 1},
+        sm90::Config{128, 8, 0, 3, 0, 1, 128}, sm90::Config{128, 13, 0, 3, 0, 1, 256}}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
     for (auto* out : {&first, &again}) {

@@ -62,6 +62,33 @@ __device__ __forceinline__ uint32_t scale2_boosted(uint32_t two_bytes) {
 
 __device__ __forceinline__ uint32_t bcast_lo(uint32_t h2) { return __byte_perm(h2, h2, 0x1010); }
 __device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) { return __byte_perm(h2, h2, 0x3232); }
+
+// wgmma register fragments (m64k16, f16x2) of one 64-K granule for rows r and r+8 of a 16-row
+// slice, scale block c = lane % 4: w0 / w1 are the 8 raw bytes (16 codes) of block c of rows r /
+// r+8, sc01 their two scale bytes (row r in the low byte). f[s] are the four registers of k-step
+// s: {(r, j=2c..2c+1), (r+8, ..), (r, j=2c+8..), (r+8, j=2c+8..)}, i.e. e2m1x2_raw<s> of the low
+// word (j < 8) and of the high word (j >= 8), which is the K order of sm90_kernel.cuh.
+__device__ __forceinline__ void decode_frag(uint2 w0, uint2 w1, uint32_t sc01,
+                                            uint32_t (&f)[4][4]) {
+  const uint32_t m = scale2_boosted(sc01);
+  const uint32_t m0 = bcast_lo(m), m1 = bcast_hi(m);
+  f[0][0] = hmul2_bits(e2m1x2_raw<0>(w0.x), m0);
+  f[0][1] = hmul2_bits(e2m1x2_raw<0>(w1.x), m1);
+  f[0][2] = hmul2_bits(e2m1x2_raw<0>(w0.y), m0);
+  f[0][3] = hmul2_bits(e2m1x2_raw<0>(w1.y), m1);
+  f[1][0] = hmul2_bits(e2m1x2_raw<1>(w0.x), m0);
+  f[1][1] = hmul2_bits(e2m1x2_raw<1>(w1.x), m1);
+  f[1][2] = hmul2_bits(e2m1x2_raw<1>(w0.y), m0);
+  f[1][3] = hmul2_bits(e2m1x2_raw<1>(w1.y), m1);
+  f[2][0] = hmul2_bits(e2m1x2_raw<2>(w0.x), m0);
+  f[2][1] = hmul2_bits(e2m1x2_raw<2>(w1.x), m1);
+  f[2][2] = hmul2_bits(e2m1x2_raw<2>(w0.y), m0);
+  f[2][3] = hmul2_bits(e2m1x2_raw<2>(w1.y), m1);
+  f[3][0] = hmul2_bits(e2m1x2_raw<3>(w0.x), m0);
+  f[3][1] = hmul2_bits(e2m1x2_raw<3>(w1.x), m1);
+  f[3][2] = hmul2_bits(e2m1x2_raw<3>(w0.y), m0);
+  f[3][3] = hmul2_bits(e2m1x2_raw<3>(w1.y), m1);
+}
 #endif
 
 }  // namespace nvfp4::sm90

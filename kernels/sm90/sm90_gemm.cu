@@ -1,5 +1,6 @@
-// `sm90`: NVFP4 GEMM for Hopper (sm_90a) - host side: shape rules, the tile/split heuristic,
-// the deterministic split-K reduction and the Gemm object. The main kernel is sm90_kernel.cuh.
+// `sm90`: NVFP4 GEMM for Hopper (sm_90a) - host side: shape rules, the tile/split heuristics,
+// the deterministic split-K reduction of v1, the A prepass and the Gemm object. The registered
+// kernel is v3 (sm90_rs.cuh); v1 (sm90_kernel.cuh) and v2 (sm90_ws.cuh) stay for comparison.
 #include "kernels/sm90/sm90_gemm.hpp"
 
 #include <cuda_fp16.h>
@@ -14,6 +15,7 @@
 #include "device/cuda_check.hpp"
 #include "device/device_info.hpp"
 #include "kernels/sm90/sm90_kernel.cuh"
+#include "kernels/sm90/sm90_rs.cuh"
 #include "kernels/sm90/sm90_ws.cuh"
 
 namespace nvfp4::sm90 {
@@ -113,6 +115,10 @@ namespace v2 {
 __global__ void __launch_bounds__(128) decode_a_kernel(const Params p) {
 #if defined(NVFP4_SM90_DEVICE)
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  if (p.counters != nullptr)  // v3's split-K tile counters start at zero every call
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.ncounters;
+         i += int64_t(gridDim.x) * blockDim.x)
+      p.counters[i] = 0;
   // One block per (batch, m tile, granule): each thread decodes its row into shared memory
   // (swizzled as the main kernel wants it), then the block writes the 16 KB tile coalesced.
   __shared__ uint4 tile[kATile / 16];
@@ -158,7 +164,7 @@ std::string shape_error(const Shape& s) {
 
 Config normalize(const Shape& s, Config c) {
   const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
-  const int64_t max_split = c.version == 2 ? kMaxSplitV2 : 65535;
+  const int64_t max_split = c.version == 2 ? kMaxSplitV2 : c.version == 3 ? kMaxSplitV3 : 65535;
   c.split = static_cast<int>(std::clamp<int64_t>(c.split, 1, std::min<int64_t>(nk, max_split)));
   const int64_t cps = ceil_div(nk, c.split);
   c.split = static_cast<int>(ceil_div(nk, cps));
@@ -199,12 +205,11 @@ Config choose_config_v1(const Shape& s, int sms) {
   return best;
 }
 
-// The registered kernel's choice. Measured on the H200 (bench/results/h200/sm90-dev/run5-*):
+// v2's choice (bench comparisons). Measured on the H200 (bench/results/h200/sm90-dev/run5-*):
 // v1 is faster at small M with long K (128x7168x16384: 87.8 vs 90.2 us, 128x4096x7168: 30.9 vs
-// 36.5 us), v2 everywhere else measured (128x7168x2048: 21.3 vs 23.9 us; 1024x7168x16384,
-// 4096^3, 8192^3: 1-5 % faster). Within v2: every tile width and split 1..8 with the prepass A
-// (amode 0), cheapest by estimate_v2_us(); ties go to the smaller split.
-Config choose_config(const Shape& s, int sms) {
+// 36.5 us), v2 everywhere else measured. Within v2: every tile width and split 1..8 with the
+// prepass A (amode 0), cheapest by estimate_v2_us(); ties go to the smaller split.
+Config choose_config_v2(const Shape& s, int sms) {
   if (s.m <= 256 && s.k >= 4096) return choose_config_v1(s, sms);
   Config best;
   double best_t = std::numeric_limits<double>::infinity();
@@ -223,8 +228,81 @@ Config choose_config(const Shape& s, int sms) {
   return best;
 }
 
+namespace {
+
+// v3 cost model, fitted to the H200 (bench/results/h200/sm90-dev/run8-v3): a 64-wide K granule
+// costs ~0.56 us for a 128x128 tile and ~1.12 us for 256x128; every unit a CTA walks adds ~3 us
+// (pipeline refill, epilogue) and, with split-K, ~0.5 us per split (partials written, the last
+// split reads them all); ~5 us per call (launch, prepass, first loads). A CTA's work is its
+// rounds = ceil(units / resident CTAs) times the per-unit cost: whole waves, so the split that
+// makes units a little over a multiple of the SM count loses to its neighbours.
+double estimate_v3_us(const Shape& s, const Config& c, int resident) {
+  const int64_t nk = s.k / kGranuleK;
+  const int64_t tiles = ceil_div(s.m, c.mt) * ceil_div(s.n, v3::kRowsN) * s.l;
+  const int64_t cps = ceil_div(nk, c.split);
+  const int64_t units = tiles * c.split;
+  const int64_t rounds = ceil_div(units, std::max(1, resident));
+  const double granule_us = c.mt == 128 ? 0.56 : 1.12;
+  const double unit_us = 3.0 + (c.split > 1 ? 0.5 * c.split : 0.0);
+  return double(rounds) * (double(cps) * granule_us + unit_us) + 5.0;
+}
+
+}  // namespace
+
+// The registered kernel's choice: v3 with the 128-row M tile and the split (1..16) of least
+// estimate_v3_us(); ties go to the smaller split. The 256-row tile needs more registers than a
+// thread has (ptxas spills ~0.5 KB) and measured slower at 4096^3 (333.0 vs 306.6 us) and
+// 8192^3 (2496 vs 2318 us), so it is built and tested but not chosen.
+Config choose_config(const Shape& s, int sms) {
+  Config best;
+  double best_t = std::numeric_limits<double>::infinity();
+  const int64_t nk = s.k / kGranuleK;
+  for (int mt : {128}) {
+    const int resident = mt == 128 ? v3::resident_ctas<128>() : v3::resident_ctas<256>();
+    for (int split = 1; split <= 16 && split <= nk; ++split) {
+      Config c = normalize(s, Config{128, split, 0, 3, 0, 1, mt});
+      if (c.split != split) continue;
+      // the split-K partials stay under 1 GiB
+      if (split > 1 && double(split) * double(ceil_div(s.m, mt) * mt) *
+                               double(ceil_div(s.n, v3::kRowsN) * v3::kRowsN) * double(s.l) * 4.0 >
+                           double(1ull << 30))
+        break;
+      const double t = estimate_v3_us(s, c, resident > 0 ? resident : sms);
+      if (t < best_t * 0.999) {
+        best_t = t;
+        best = c;
+      }
+    }
+  }
+  return best;
+}
+
+namespace {
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+// v3 workspace: [a16 prepass tiles][split-K partials][tile counters], 256-byte aligned parts.
+struct V3Layout {
+  int tiles128 = 0, tiles_m = 0, tiles_n = 0, tiles = 0;
+  size_t a16 = 0, partial = 0, counters = 0, total = 0;
+};
+V3Layout v3_layout(const Shape& s, const Config& c) {
+  V3Layout w;
+  const int per = c.mt / 128;
+  w.tiles_m = static_cast<int>(ceil_div(s.m, c.mt));
+  w.tiles128 = w.tiles_m * per;
+  w.tiles_n = static_cast<int>(ceil_div(s.n, v3::kRowsN));
+  w.tiles = static_cast<int>(s.l * w.tiles_m * w.tiles_n);
+  w.a16 = size_t(s.l) * size_t(w.tiles128) * size_t(s.k / kGranuleK) * v3::kATileBytes;
+  w.partial = c.split > 1 ? size_t(w.tiles) * size_t(c.split) * size_t(v3::kRowsN) * size_t(c.mt) * 4 : 0;
+  w.counters = c.split > 1 ? size_t(w.tiles) * 4 : 0;
+  w.total = round_up(w.a16, 256) + round_up(w.partial, 256) + round_up(w.counters, 256);
+  return w;
+}
+}  // namespace
+
 size_t workspace_bytes(const Shape& s, const Config& c0) {
   const Config c = normalize(s, c0);
+  if (c.version == 3) return v3_layout(s, c).total;
   if (c.version == 2) {
     if (c.amode != 0) return 0;
     return size_t(s.l) * size_t(ceil_div(s.m, kBM)) * size_t(s.k / kGranuleK) * v2::kATile;
@@ -234,6 +312,12 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
 }
 
 std::string describe(const Config& c) {
+  if (c.version == 3)
+    return fmt::format("v3 {}x128 split {}{}", c.mt, c.split,
+                       c.diag == 1   ? " [no A copies]"
+                       : c.diag == 2 ? " [no decode]"
+                       : c.diag == 3 ? " [no A, no decode]"
+                                     : "");
   if (c.version == 2)
     return fmt::format("v2 128x{} split {} {}{}{}", c.bn, c.split, c.amode == 0 ? "Apre" : "Atile",
                        c.producers == 2 ? " P2" : "",
@@ -246,6 +330,67 @@ std::string describe(const Config& c) {
 }
 
 namespace {
+
+void launch_v3(const Shape& s, const Operands& ops, const Config& c, void* workspace,
+               cudaStream_t stream) {
+  if (c.mt != 128 && c.mt != 256)
+    throw usage_error(fmt::format("sm90: v3 M tile {} not built (128/256)", c.mt));
+  const V3Layout w = v3_layout(s, c);
+  uint8_t* ws = static_cast<uint8_t*>(workspace);
+  v3::Params p{};
+  p.b = ops.b;
+  p.sfb = ops.sfb;
+  p.a16 = ws;
+  p.c = reinterpret_cast<__half*>(ops.c);
+  p.partial = c.split > 1 ? reinterpret_cast<float*>(ws + round_up(w.a16, 256)) : nullptr;
+  p.counters = c.split > 1
+                   ? reinterpret_cast<int*>(ws + round_up(w.a16, 256) + round_up(w.partial, 256))
+                   : nullptr;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.l = s.l;
+  p.nk = static_cast<int>(s.k / kGranuleK);
+  p.cps = static_cast<int>(ceil_div(p.nk, c.split));
+  p.split = c.split;
+  p.tiles128 = w.tiles128;
+  p.tiles_m = w.tiles_m;
+  p.tiles_n = w.tiles_n;
+  const int64_t units = int64_t(w.tiles) * c.split;
+  if (units > std::numeric_limits<int32_t>::max())
+    throw usage_error("sm90: too many v3 work units for this shape");
+  p.units = static_cast<int>(units);
+
+  // The prepass decodes A into w.tiles128 tiles per batch (rows past M zero) and zeroes the
+  // split-K counters.
+  v2::Params pp{};
+  pp.a = ops.a;
+  pp.sfa = ops.sfa;
+  pp.a16 = ws;
+  pp.m = s.m;
+  pp.k = s.k;
+  pp.l = s.l;
+  pp.nk = p.nk;
+  pp.tiles_m = w.tiles128;
+  pp.counters = p.counters;
+  pp.ncounters = p.counters != nullptr ? w.tiles : 0;
+  const int64_t blocks = s.l * int64_t(w.tiles128) * p.nk;
+  v2::decode_a_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(pp);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  const int resident = c.mt == 128 ? v3::resident_ctas<128>() : v3::resident_ctas<256>();
+  const int grid = static_cast<int>(std::min<int64_t>(units, resident > 0 ? resident : current_sm_count()));
+  if (c.diag != 0) {
+    if (c.mt != 128 || c.diag < 1 || c.diag > 3)
+      throw usage_error("sm90: v3 diagnostic variants exist for the 128-row M tile only");
+    if (c.diag == 1) v3::launch_rs<128, 1>(p, grid, stream);
+    if (c.diag == 2) v3::launch_rs<128, 2>(p, grid, stream);
+    if (c.diag == 3) v3::launch_rs<128, 3>(p, grid, stream);
+  } else if (c.mt == 128) {
+    v3::launch_rs<128>(p, grid, stream);
+  } else {
+    v3::launch_rs<256>(p, grid, stream);
+  }
+}
 
 void launch_v2(const Shape& s, const Operands& ops, const Config& c, void* workspace,
                cudaStream_t stream) {
@@ -312,6 +457,12 @@ void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspa
   if (misaligned(ops.a, 16) || misaligned(ops.b, 16) || misaligned(ops.sfa, 4) ||
       misaligned(ops.sfb, 4) || misaligned(ops.c, 16))
     throw runtime_error("sm90: A and B must be 16-byte aligned, scales 4-byte, C 16-byte");
+  if (c.version == 3) {
+    if (workspace == nullptr || misaligned(workspace, 16))
+      throw runtime_error("sm90: v3 needs a 16-byte aligned workspace (A prepass)");
+    launch_v3(s, ops, c, workspace, stream);
+    return;
+  }
   if (c.version == 2) {
     if (c.amode == 0 && (workspace == nullptr || misaligned(workspace, 16)))
       throw runtime_error("sm90: the A prepass needs a 16-byte aligned workspace");
@@ -369,8 +520,10 @@ class Sm90Gemm final : public Gemm {
  public:
   std::string name() const override { return "sm90"; }
   std::string description() const override {
-    return "Hopper sm_90a: E2M1 decoded exactly to fp16 with the block scale applied, wgmma "
-           "m64nNk16 (A from registers) with FP32 accumulation, deterministic split-K";
+    return "Hopper sm_90a: E2M1 decoded exactly to fp16 with the block scale applied; B decoded "
+           "into wgmma register fragments by the MMA warps (C^T = B A^T), A decoded once per "
+           "problem by a prepass; wgmma m64nNk16, FP32 accumulation, persistent CTAs, "
+           "deterministic split-K";
   }
   Availability availability(const DeviceInfo& dev) const override {
     if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};

@@ -17,25 +17,32 @@ namespace nvfp4::sm90 {
 //     a tile form a cluster and reduce through distributed shared memory (split <= 8).
 //     amode 0: A decoded once per problem by a prepass into the workspace (fp16 tiles), amode 1:
 //     A decoded per tile by the producer like B.
+//   version 3 (sm90_rs.cuh): operands swapped, B decoded into wgmma register fragments by the
+//     consumer warps, A from the prepass through a shared-memory ring; tile mt (M) x 128 (N),
+//     persistent CTAs, split-K reduced by the last split of each tile (any split).
 //   version 1 (sm90_kernel.cuh): every warp loads, decodes and issues wgmma; split-K partials in
 //     the workspace summed by a second kernel. Kept for comparison (bench, tests).
 struct Config {
   int bn = 256;     // 128, 192, 224 or 256 (the wgmma N)
   int split = 1;    // >= 1; 1 writes fp16 directly
   int diag = 0;     // v1 timing experiments only (bench): 1 = no decode, 2 = no wgmma; wrong results
-  int version = 2;  // 1 or 2
+  int version = 2;  // 1, 2 or 3
   int amode = 0;    // v2 only: 0 = A prepass (workspace), 1 = A decoded per tile
   int producers = 1;  // v2 only: producer warpgroups (2: 512 threads, widths 128/192 only)
+  int mt = 128;       // v3 only: M tile (wgmma N), 128 or 256; the N tile is 128
 };
 
 constexpr int kMaxSplitV2 = 8;  // portable cluster size
+constexpr int kMaxSplitV3 = 64;
 
 constexpr int kGranuleK = 64;  // K per pipeline stage: 4 wgmma k-steps, 4 scale blocks
 
 // Empty when supported, else the rule broken.
 std::string shape_error(const Shape& s);
-// The per-problem heuristic of the registered kernel (v2; documented in sm90_gemm.cu).
+// The per-problem heuristic of the registered kernel (v3; documented in sm90_gemm.cu).
 Config choose_config(const Shape& s, int sm_count);
+// v2's heuristic (v1 at small M with long K, else v2; the registered choice before v3).
+Config choose_config_v2(const Shape& s, int sm_count);
 // v1's heuristic (bench and tests compare against it).
 Config choose_config_v1(const Shape& s, int sm_count);
 // Split clamped so that every split has at least one K granule.

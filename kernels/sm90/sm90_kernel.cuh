@@ -123,32 +123,13 @@ __device__ __forceinline__ uint64_t make_desc_sw128(uint32_t saddr) {
          (uint64_t(1) << 62);
 }
 
-// A fragments of one granule for rows r and r+8 (local), scale block c = lane % 4.
-// f[s] are the four f16x2 registers of k-step s: {(r, j=2c..2c+1), (r+8, ..), (r, j=2c+8..),
-// (r+8, j=2c+8..)}, i.e. e2m1x2_raw<s> of the low word (j < 8) and of the high word (j >= 8).
+// A fragments of one granule for rows r and r+8 (local), scale block c = lane % 4 (decode_frag).
 __device__ __forceinline__ void decode_a(const uint8_t* st, int r, int c, uint32_t (&f)[4][4]) {
   const uint2 w0 = *reinterpret_cast<const uint2*>(st + r * 32 + c * 8);
   const uint2 w1 = *reinterpret_cast<const uint2*>(st + (r + 8) * 32 + c * 8);
   const uint32_t s0 = st[Layout<128>::kASf + r * 4 + c];
   const uint32_t s1 = st[Layout<128>::kASf + (r + 8) * 4 + c];
-  const uint32_t m = scale2_boosted(s0 | (s1 << 8));
-  const uint32_t m0 = bcast_lo(m), m1 = bcast_hi(m);
-  f[0][0] = hmul2_bits(e2m1x2_raw<0>(w0.x), m0);
-  f[0][1] = hmul2_bits(e2m1x2_raw<0>(w1.x), m1);
-  f[0][2] = hmul2_bits(e2m1x2_raw<0>(w0.y), m0);
-  f[0][3] = hmul2_bits(e2m1x2_raw<0>(w1.y), m1);
-  f[1][0] = hmul2_bits(e2m1x2_raw<1>(w0.x), m0);
-  f[1][1] = hmul2_bits(e2m1x2_raw<1>(w1.x), m1);
-  f[1][2] = hmul2_bits(e2m1x2_raw<1>(w0.y), m0);
-  f[1][3] = hmul2_bits(e2m1x2_raw<1>(w1.y), m1);
-  f[2][0] = hmul2_bits(e2m1x2_raw<2>(w0.x), m0);
-  f[2][1] = hmul2_bits(e2m1x2_raw<2>(w1.x), m1);
-  f[2][2] = hmul2_bits(e2m1x2_raw<2>(w0.y), m0);
-  f[2][3] = hmul2_bits(e2m1x2_raw<2>(w1.y), m1);
-  f[3][0] = hmul2_bits(e2m1x2_raw<3>(w0.x), m0);
-  f[3][1] = hmul2_bits(e2m1x2_raw<3>(w1.x), m1);
-  f[3][2] = hmul2_bits(e2m1x2_raw<3>(w0.y), m0);
-  f[3][3] = hmul2_bits(e2m1x2_raw<3>(w1.y), m1);
+  decode_frag(w0, w1, s0 | (s1 << 8), f);
 }
 
 // Decodes the B granule into the wgmma layout. Work unit (row n, half h): 16 raw bytes = scale

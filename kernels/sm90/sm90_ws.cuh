@@ -44,6 +44,8 @@ struct Params {
   int cps;  // K granules per split
   int split;
   int tiles_m;
+  int* counters = nullptr;  // v3 split-K tile counters, zeroed by the prepass (else null)
+  int ncounters = 0;
 };
 
 // NP producer warpgroups + 2 consumer warpgroups. NP = 2 caps registers at 128 per thread
