@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
       c = sm90::normalize(s, c);
       for (const auto& v : variants)
         if (v.version == c.version && v.bn == c.bn && v.split == c.split && v.amode == c.amode &&
-            v.diag == c.diag && v.producers == c.producers && v.mt == c.mt)
+            v.diag == c.diag && v.producers == c.producers && v.mt == c.mt && v.bufs == c.bufs)
           return;
       if (sm90::workspace_bytes(s, c) > (size_t(2) << 30)) return;
       variants.push_back(c);
@@ -184,9 +184,15 @@ int main(int argc, char** argv) {
         add(c);
       }
     }
+    {  // v3 with two raw-B buffers instead of three, at the registered split
+      sm90::Config b2 = best;
+      b2.bufs = 2;
+      if (b2.version == 3 && b2.mt == 128) add(b2);
+    }
     if (diag) {  // diagnostics (wrong results by design, excluded from the bit check)
       const sm90::Config d3 = sm90::normalize(s, sm90::Config{128, small ? 2 : 1, 0, 3, 0, 1, 128});
-      for (int dg : {1, 2, 3}) variants.push_back(sm90::Config{128, d3.split, dg, 3, 0, 1, 128});
+      for (int dg : {1, 2, 3, 7}) variants.push_back(sm90::Config{128, d3.split, dg, 3, 0, 1, 128});
+      if (s.m > 128) variants.push_back(sm90::Config{128, d3.split, 7, 3, 0, 1, 256});
       const sm90::Config d0 = sm90::normalize(s, sm90::Config{256, 1, 0, 1, 0});
       variants.push_back(sm90::Config{256, d0.split, 1, 1, 0});
       variants.push_back(sm90::Config{256, d0.split, 2, 1, 0});

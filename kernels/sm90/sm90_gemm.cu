@@ -131,10 +131,28 @@ __global__ void __launch_bounds__(128) decode_a_kernel(const Params p) {
   if (row < p.m) {
     const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
     const uint8_t* src = p.a + (batch * p.m + row) * kbytes + g * 32;
-    const uint4 lo = __ldg(reinterpret_cast<const uint4*>(src));
-    const uint4 hi = __ldg(reinterpret_cast<const uint4*>(src + 16));
-    const uint32_t sc =
-        __ldg(reinterpret_cast<const uint32_t*>(p.sfa + (batch * p.m + row) * kblocks + g * 4));
+    const uint8_t* ssrc = p.sfa + (batch * p.m + row) * kblocks + g * 4;
+    uint4 lo, hi;
+    uint32_t sc;
+    if (p.sg == 4) {
+      // v3's super-granule K order (sm90_rs.cuh): block c of logical granule g is physical
+      // block 4c + g%4 of the 256-K super-granule that holds g.
+      const int64_t gi = g & 3;
+      const uint8_t* sg = src - gi * 32;
+      const uint8_t* ssg = ssrc - gi * 4;
+      const uint2 b0 = __ldg(reinterpret_cast<const uint2*>(sg + 0 * 32 + gi * 8));
+      const uint2 b1 = __ldg(reinterpret_cast<const uint2*>(sg + 1 * 32 + gi * 8));
+      const uint2 b2 = __ldg(reinterpret_cast<const uint2*>(sg + 2 * 32 + gi * 8));
+      const uint2 b3 = __ldg(reinterpret_cast<const uint2*>(sg + 3 * 32 + gi * 8));
+      lo = make_uint4(b0.x, b0.y, b1.x, b1.y);
+      hi = make_uint4(b2.x, b2.y, b3.x, b3.y);
+      sc = uint32_t(__ldg(ssg + gi)) | (uint32_t(__ldg(ssg + 4 + gi)) << 8) |
+           (uint32_t(__ldg(ssg + 8 + gi)) << 16) | (uint32_t(__ldg(ssg + 12 + gi)) << 24);
+    } else {
+      lo = __ldg(reinterpret_cast<const uint4*>(src));
+      hi = __ldg(reinterpret_cast<const uint4*>(src + 16));
+      sc = __ldg(reinterpret_cast<const uint32_t*>(ssrc));
+    }
     dev::decode_row(lo, hi, sc, [&](int q, uint4 v) { tile[r * 8 + (q ^ sw)] = v; });
   } else {
 #pragma unroll
@@ -166,7 +184,9 @@ Config normalize(const Shape& s, Config c) {
   const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
   const int64_t max_split = c.version == 2 ? kMaxSplitV2 : c.version == 3 ? kMaxSplitV3 : 65535;
   c.split = static_cast<int>(std::clamp<int64_t>(c.split, 1, std::min<int64_t>(nk, max_split)));
-  const int64_t cps = ceil_div(nk, c.split);
+  int64_t cps = ceil_div(nk, c.split);
+  // v3 with K % 256 == 0 permutes K over 4-granule super-granules: splits start on one.
+  if (c.version == 3 && nk % 4 == 0) cps = ceil_div(cps, 4) * 4;
   c.split = static_cast<int>(ceil_div(nk, cps));
   return c;
 }
@@ -313,10 +333,12 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
 
 std::string describe(const Config& c) {
   if (c.version == 3)
-    return fmt::format("v3 {}x128 split {}{}", c.mt, c.split,
+    return fmt::format("v3 {}x128 split {}{}{}", c.mt, c.split,
+                       c.mt == 128 && c.bufs == 2 && c.diag == 0 ? " b2" : "",
                        c.diag == 1   ? " [no A copies]"
                        : c.diag == 2 ? " [no decode]"
                        : c.diag == 3 ? " [no A, no decode]"
+                       : c.diag == 7 ? " [wgmma only]"
                                      : "");
   if (c.version == 2)
     return fmt::format("v2 128x{} split {} {}{}{}", c.bn, c.split, c.amode == 0 ? "Apre" : "Atile",
@@ -351,7 +373,9 @@ void launch_v3(const Shape& s, const Operands& ops, const Config& c, void* works
   p.k = s.k;
   p.l = s.l;
   p.nk = static_cast<int>(s.k / kGranuleK);
+  // Same rounding as normalize(): with super-granules every split starts on one.
   p.cps = static_cast<int>(ceil_div(p.nk, c.split));
+  if (p.nk % 4 == 0) p.cps = static_cast<int>(ceil_div(p.cps, 4) * 4);
   p.split = c.split;
   p.tiles128 = w.tiles128;
   p.tiles_m = w.tiles_m;
@@ -374,21 +398,37 @@ void launch_v3(const Shape& s, const Operands& ops, const Config& c, void* works
   pp.tiles_m = w.tiles128;
   pp.counters = p.counters;
   pp.ncounters = p.counters != nullptr ? w.tiles : 0;
+  const bool sg4 = p.nk % 4 == 0;  // K order over 4-granule super-granules (sm90_rs.cuh)
+  pp.sg = sg4 ? 4 : 1;
   const int64_t blocks = s.l * int64_t(w.tiles128) * p.nk;
   v2::decode_a_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(pp);
   NVFP4_CUDA_CHECK_LAUNCH();
   const int resident = c.mt == 128 ? v3::resident_ctas<128>() : v3::resident_ctas<256>();
   const int grid = static_cast<int>(std::min<int64_t>(units, resident > 0 ? resident : current_sm_count()));
   if (c.diag != 0) {
-    if (c.mt != 128 || c.diag < 1 || c.diag > 3)
-      throw usage_error("sm90: v3 diagnostic variants exist for the 128-row M tile only");
+    if (!sg4) throw usage_error("sm90: v3 diagnostic variants need K % 256 == 0");
+    if (c.diag == 7 && c.mt == 256) {
+      v3::launch_rs<256, 7>(p, grid, stream);
+      return;
+    }
+    if (c.mt != 128 || (c.diag < 1 || c.diag > 3) && c.diag != 7)
+      throw usage_error("sm90: v3 diagnostic variants 1-3 and 7 (128 tile), 7 (256 tile)");
     if (c.diag == 1) v3::launch_rs<128, 1>(p, grid, stream);
     if (c.diag == 2) v3::launch_rs<128, 2>(p, grid, stream);
     if (c.diag == 3) v3::launch_rs<128, 3>(p, grid, stream);
+    if (c.diag == 7) v3::launch_rs<128, 7>(p, grid, stream);
   } else if (c.mt == 128) {
-    v3::launch_rs<128>(p, grid, stream);
+    if (!sg4)
+      v3::launch_rs<128, 0, 1>(p, grid, stream);
+    else if (c.bufs == 3)
+      v3::launch_rs<128, 0, 4, 3>(p, grid, stream);
+    else
+      v3::launch_rs<128, 0, 4, 2>(p, grid, stream);
   } else {
-    v3::launch_rs<256>(p, grid, stream);
+    if (sg4)
+      v3::launch_rs<256>(p, grid, stream);
+    else
+      v3::launch_rs<256, 0, 1>(p, grid, stream);
   }
 }
 

@@ -4,10 +4,10 @@
 
 namespace nvfp4::sm90::v3 {
 namespace {
-template <int MT, int kDiag>
+template <int MT, int kDiag, int kSG, int kBufs>
 void set_smem_attribute() {
   static const bool done = [] {
-    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(rs_kernel<MT, kDiag>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(rs_kernel<MT, kDiag, kSG, kBufs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(Cfg<MT>::kSmem)));
     return true;
   }();
@@ -18,9 +18,9 @@ void set_smem_attribute() {
 // Persistent: `grid` CTAs walk the units. PDL after the A prepass: the producer waits with
 // griddepcontrol.wait before its first read of a16 (as do the split-K counters), while the
 // consumers already start loading raw B.
-template <int MT, int kDiag>
+template <int MT, int kDiag, int kSG, int kBufs>
 void launch_rs(const Params& p, int grid, cudaStream_t stream) {
-  set_smem_attribute<MT, kDiag>();
+  set_smem_attribute<MT, kDiag, kSG, kBufs>();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
   cfg.blockDim = dim3(kThreads, 1, 1);
@@ -31,7 +31,7 @@ void launch_rs(const Params& p, int grid, cudaStream_t stream) {
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, rs_kernel<MT, kDiag>, p));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, rs_kernel<MT, kDiag, kSG, kBufs>, p));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -56,9 +56,14 @@ int resident_ctas() {
 }
 
 template void launch_rs<128>(const Params&, int, cudaStream_t);
+template void launch_rs<128, 0, 4, 3>(const Params&, int, cudaStream_t);  // deeper raw-B lookahead
+template void launch_rs<128, 0, 1>(const Params&, int, cudaStream_t);  // K % 256 != 0
+template void launch_rs<256, 0, 1>(const Params&, int, cudaStream_t);
 template void launch_rs<128, 1>(const Params&, int, cudaStream_t);  // bench diagnostics
 template void launch_rs<128, 2>(const Params&, int, cudaStream_t);
 template void launch_rs<128, 3>(const Params&, int, cudaStream_t);
+template void launch_rs<128, 7>(const Params&, int, cudaStream_t);
+template void launch_rs<256, 7>(const Params&, int, cudaStream_t);
 template void launch_rs<256>(const Params&, int, cudaStream_t);
 template int resident_ctas<128>();
 template int resident_ctas<256>();

@@ -108,11 +108,16 @@ struct Raw {
   uint2 w0, w1;
   uint32_t s0, s1;
 };
+struct RawS {  // one super-granule: rows r / r+8, 32 bytes and 4 scale bytes each
+  uint4 a0, a1, b0, b1;
+  uint32_t s0, s1;
+};
 }  // namespace dev
 
 // kDiag (bench timing experiments only, results are garbage): bit 0 = no A copies and no wait
-// for them (the wgmmas read stale shared memory), bit 1 = no decode (raw words as fragments).
-template <int MT, int kDiag = 0>
+// for them (the wgmmas read stale shared memory), bit 1 = no decode (raw words as fragments),
+// bit 2 = no raw-B loads (constant words): 7 times the bare wgmma loop.
+template <int MT, int kDiag = 0, int kSG = 4, int kBufs = 2>
 __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
 #if defined(NVFP4_SM90_DEVICE) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = Cfg<MT>;
@@ -128,6 +133,9 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
   __shared__ int last_flag;
 
   const int tid = threadIdx.x;
+  // The consumers walk super-granules whole: a split that is not a multiple of 4 granules
+  // would wait forever for A granules the producer never issues. Fail loudly instead.
+  if (kSG == 4 && (p.cps % 4 != 0 || p.nk % 4 != 0)) __trap();
   if (tid == 0) {
     for (int s = 0; s < RA; ++s) {
       dev::mbar_init(afull(s), 1);
@@ -184,44 +192,40 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
     const Unit x = unit_of(p, u);
     const int64_t i0 = int64_t(x.tm) * MT, j0 = int64_t(x.tn) * kRowsN;
     const int64_t n0 = min(j0 + rloc, p.n - 1), n1 = min(j0 + rloc + 8, p.n - 1);  // past N: unused
-    const uint8_t* b0 = p.b + (x.batch * p.n + n0) * kbytes + int64_t(x.kc0) * 32 + c4 * 8;
-    const uint8_t* b1 = p.b + (x.batch * p.n + n1) * kbytes + int64_t(x.kc0) * 32 + c4 * 8;
-    const uint8_t* s0 = p.sfb + (x.batch * p.n + n0) * kblocks + int64_t(x.kc0) * 4 + c4;
-    const uint8_t* s1 = p.sfb + (x.batch * p.n + n1) * kblocks + int64_t(x.kc0) * 4 + c4;
-    auto load = [&](dev::Raw& r, int g) {
-      r.w0 = __ldg(reinterpret_cast<const uint2*>(b0 + int64_t(g) * 32));
-      r.w1 = __ldg(reinterpret_cast<const uint2*>(b1 + int64_t(g) * 32));
-      r.s0 = __ldg(s0 + int64_t(g) * 4);
-      r.s1 = __ldg(s1 + int64_t(g) * 4);
-    };
+    // kSG = 1: lane c4 owns scale block c4 of every granule (8 bytes + 1 scale byte per row).
+    // kSG = 4: K order permuted over 4-granule super-granules so lane c4 owns the contiguous
+    // 32 bytes (and 4 scale bytes) c4 of each row's 128-byte super-granule: one 16-byte load
+    // pair per row per 4 granules instead of 4 x 8-byte loads, a quarter of the L1 wavefronts
+    // (the raw-B loads cost ~20 % at 4096^3 in the diagnostics). The prepass matches it.
+    const uint8_t* b0 = p.b + (x.batch * p.n + n0) * kbytes + int64_t(x.kc0) * 32 + c4 * 8 * kSG;
+    const uint8_t* b1 = p.b + (x.batch * p.n + n1) * kbytes + int64_t(x.kc0) * 32 + c4 * 8 * kSG;
+    const uint8_t* s0 = p.sfb + (x.batch * p.n + n0) * kblocks + int64_t(x.kc0) * 4 + c4 * kSG;
+    const uint8_t* s1 = p.sfb + (x.batch * p.n + n1) * kblocks + int64_t(x.kc0) * 4 + c4 * kSG;
     const int nkc = x.nkc;
-    dev::Raw raw[kPf];
-#pragma unroll
-    for (int i = 0; i < kPf; ++i)
-      if (i < nkc) load(raw[i], i);
 
     float acc[MT / 2];
 #pragma unroll
     for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
     uint32_t fr0[4][4], fr1[4][4];
 
-    // Granule g: decode raw[g % kPf] into a fragment set, refill raw with granule g + kPf, wait
-    // for A, 4 wgmmas, keep one granule in flight and release the previous granule's A slot.
-    auto step = [&](int g, dev::Raw& r, uint32_t(&fr)[4][4]) {
+    // Granule g: decode (w0, w1, scales) into a fragment set, `refill` the raw registers just
+    // consumed, wait for A, 4 wgmmas, keep one granule in flight and release the previous
+    // granule's A slot.
+    auto step = [&](int g, uint2 w0, uint2 w1, uint32_t sc01, uint32_t(&fr)[4][4], auto&& refill) {
       if (kDiag & 2) {
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
           // one multiply per register (by 1.0) so the fragments are fresh registers, not the
           // raw ones the next load overwrites (that would serialise the wgmmas, C7513)
-          fr[s][0] = hmul2_bits(r.w0.x, 0x3C003C00u);
-          fr[s][1] = hmul2_bits(r.w1.x, 0x3C003C00u);
-          fr[s][2] = hmul2_bits(r.w0.y, 0x3C003C00u);
-          fr[s][3] = hmul2_bits(r.w1.y ^ r.s0 ^ r.s1, 0x3C003C00u);
+          fr[s][0] = hmul2_bits(w0.x, 0x3C003C00u);
+          fr[s][1] = hmul2_bits(w1.x, 0x3C003C00u);
+          fr[s][2] = hmul2_bits(w0.y, 0x3C003C00u);
+          fr[s][3] = hmul2_bits(w1.y ^ sc01, 0x3C003C00u);
         }
       } else {
-        decode_frag(r.w0, r.w1, r.s0 | (r.s1 << 8), fr);
+        decode_frag(w0, w1, sc01, fr);
       }
-      if (g + kPf < nkc) load(r, g + kPf);
+      refill();
       const int slot = q % RA;
       if ((kDiag & 1) == 0) dev::mbar_wait(afull(slot), (q / RA) & 1);
       uint64_t da[4];
@@ -243,18 +247,87 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
       __syncwarp();
       ++q;
     };
-    // Unrolled by kPf (= 4, a multiple of the two fragment sets) so raw[] and the fragment sets
-    // are fixed registers; every exit follows a step that retires the other set's wgmmas.
-    static_assert(kPf == 4, "unroll");
-    for (int g = 0;; g += 4) {
-      step(g, raw[0], fr0);
-      if (g + 1 >= nkc) break;
-      step(g + 1, raw[1], fr1);
-      if (g + 2 >= nkc) break;
-      step(g + 2, raw[2], fr0);
-      if (g + 3 >= nkc) break;
-      step(g + 3, raw[3], fr1);
-      if (g + 4 >= nkc) break;
+    auto nothing = [] {};
+
+    if constexpr (kSG == 1) {
+      auto load = [&](dev::Raw& r, int g) {
+        if (kDiag & 4) {  // no loads: constant operands
+          r = dev::Raw{make_uint2(0x22222222u * (g & 3), 0x1u), make_uint2(0x3u, 0x4u), 0x38u, 0x38u};
+          return;
+        }
+        r.w0 = __ldg(reinterpret_cast<const uint2*>(b0 + int64_t(g) * 32));
+        r.w1 = __ldg(reinterpret_cast<const uint2*>(b1 + int64_t(g) * 32));
+        r.s0 = __ldg(s0 + int64_t(g) * 4);
+        r.s1 = __ldg(s1 + int64_t(g) * 4);
+      };
+      dev::Raw raw[kPf];
+#pragma unroll
+      for (int i = 0; i < kPf; ++i)
+        if (i < nkc) load(raw[i], i);
+      auto one = [&](int g, dev::Raw& r, uint32_t(&fr)[4][4]) {
+        step(g, r.w0, r.w1, r.s0 | (r.s1 << 8), fr, [&] {
+          if (g + kPf < nkc) load(r, g + kPf);
+        });
+      };
+      // Unrolled by kPf (= 4, a multiple of the two fragment sets) so raw[] and the fragment
+      // sets are fixed registers; every exit follows a step that retires the other set's wgmmas.
+      static_assert(kPf == 4, "unroll");
+      for (int g = 0;; g += 4) {
+        one(g, raw[0], fr0);
+        if (g + 1 >= nkc) break;
+        one(g + 1, raw[1], fr1);
+        if (g + 2 >= nkc) break;
+        one(g + 2, raw[2], fr0);
+        if (g + 3 >= nkc) break;
+        one(g + 3, raw[3], fr1);
+        if (g + 4 >= nkc) break;
+      }
+    } else {
+      static_assert(kSG == 4, "super-granule of 4");
+      // nkc is a multiple of 4 (the host aligns splits to super-granules).
+      auto load = [&](dev::RawS& r, int g) {
+        if (kDiag & 4) {
+          r = dev::RawS{make_uint4(0x22222222u * (g & 3), 1u, 2u, 3u), make_uint4(4u, 5u, 6u, 7u),
+                        make_uint4(8u, 9u, 10u, 11u), make_uint4(12u, 13u, 14u, 15u), 0x38383838u,
+                        0x38383838u};
+          return;
+        }
+        r.a0 = __ldg(reinterpret_cast<const uint4*>(b0 + int64_t(g) * 32));
+        r.a1 = __ldg(reinterpret_cast<const uint4*>(b0 + int64_t(g) * 32 + 16));
+        r.b0 = __ldg(reinterpret_cast<const uint4*>(b1 + int64_t(g) * 32));
+        r.b1 = __ldg(reinterpret_cast<const uint4*>(b1 + int64_t(g) * 32 + 16));
+        r.s0 = __ldg(reinterpret_cast<const uint32_t*>(s0 + int64_t(g) * 4));
+        r.s1 = __ldg(reinterpret_cast<const uint32_t*>(s1 + int64_t(g) * 4));
+      };
+      // kBufs super-granules of raw B in registers: the loads run 4 * (kBufs - 1) to
+      // 4 * kBufs - 1 granules ahead of their decode.
+      static_assert(kBufs == 2 || kBufs == 3, "raw-B buffers");
+      dev::RawS rs0, rs1, rs2;
+      load(rs0, 0);
+      if (4 < nkc) load(rs1, 4);
+      if (kBufs == 3 && 8 < nkc) load(rs2, 8);
+      // Four granules from one super-granule's registers; the last refills them
+      // 4 * kBufs granules ahead.
+      auto four = [&](int g, dev::RawS& r) {
+        auto sc = [&](int i) { return ((r.s0 >> (8 * i)) & 0xFFu) | (((r.s1 >> (8 * i)) & 0xFFu) << 8); };
+        step(g, make_uint2(r.a0.x, r.a0.y), make_uint2(r.b0.x, r.b0.y), sc(0), fr0, nothing);
+        step(g + 1, make_uint2(r.a0.z, r.a0.w), make_uint2(r.b0.z, r.b0.w), sc(1), fr1, nothing);
+        step(g + 2, make_uint2(r.a1.x, r.a1.y), make_uint2(r.b1.x, r.b1.y), sc(2), fr0, nothing);
+        const uint32_t sc3 = sc(3);
+        step(g + 3, make_uint2(r.a1.z, r.a1.w), make_uint2(r.b1.z, r.b1.w), sc3, fr1, [&] {
+          if (g + 4 * kBufs < nkc) load(r, g + 4 * kBufs);
+        });
+      };
+      for (int g = 0;; g += 4 * kBufs) {
+        four(g, rs0);
+        if (g + 4 >= nkc) break;
+        four(g + 4, rs1);
+        if (g + 8 >= nkc) break;
+        if (kBufs == 3) {
+          four(g + 8, rs2);
+          if (g + 12 >= nkc) break;
+        }
+      }
     }
     dev::wgmma_wait<0>();
     dev::fence_acc(acc);
@@ -367,7 +440,7 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
 #endif
 }
 
-template <int MT, int kDiag = 0>
+template <int MT, int kDiag = 0, int kSG = 4, int kBufs = 2>
 void launch_rs(const Params& p, int grid, cudaStream_t stream);
 template <int MT>
 int resident_ctas();

@@ -46,6 +46,7 @@ struct Params {
   int tiles_m;
   int* counters = nullptr;  // v3 split-K tile counters, zeroed by the prepass (else null)
   int ncounters = 0;
+  int sg = 1;  // prepass K order: 1 = per granule (v1/v2/v3), 4 = v3 super-granules
 };
 
 // NP producer warpgroups + 2 consumer warpgroups. NP = 2 caps registers at 128 per thread
