@@ -2,8 +2,9 @@
 //
 // C^T = B A^T: the wgmma "A" operand (64 rows x k16, from REGISTERS) is a 64-row slice of B,
 // decoded by the consumer threads themselves straight from global memory (each thread loads the
-// 8 raw bytes and the scale byte of its two rows' block and decodes them into the four f16x2
-// registers of each k-step: sm90_decode.hpp decode_frag, the K order of sm90_kernel.cuh). The
+// raw bytes and scale bytes of its two rows' blocks and decodes them into the four f16x2
+// registers of each k-step: sm90_decode.hpp decode_frag, the K order of sm90_kernel.cuh, over
+// 4-granule super-granules when K % 256 == 0, see the consumer loop). The
 // wgmma "B" operand (N = MT = the M tile, 128 or 256) is A, decoded once per problem by the v2
 // prepass (decode_a_kernel) into 128-byte-swizzled fp16 tiles and brought into a shared-memory
 // ring by bulk copies (mbarrier complete_tx) that consumer thread 0 issues.
@@ -11,7 +12,7 @@
 // Why: v2 decoded B in one producer warpgroup (one warp per SMSP), which is latency bound
 // (bench/notes-sm90.md). Here every consumer warp decodes its own fragments, 8 warps per SM,
 // with no shared-memory round trip, no proxy fence and no hand-off barrier for B; the raw loads
-// are issued kPf granules ahead into registers.
+// run several granules ahead into registers (kPf, or kBufs super-granules).
 //
 // CTA: 2 warpgroups (B rows 0-63 / 64-127 of the tile).
 // Persistent: grid = resident CTAs, each walks work units u = blockIdx.x, +gridDim.x, ...;
@@ -53,7 +54,7 @@ struct Params {
 constexpr int kW = 2;                      // consumer warpgroups
 constexpr int kRowsN = 64 * kW;            // B rows (C columns) per tile
 constexpr int kThreads = 128 * kW;
-constexpr int kPf = 4;                     // raw-B lookahead in granules (= main-loop unroll)
+constexpr int kPf = 4;                     // K % 256 != 0: raw-B lookahead in granules (= unroll)
 constexpr int kGroup = 8;                  // M tiles per raster band
 constexpr int kATileBytes = 128 * 128;     // one prepass tile granule (128 rows x 64 fp16)
 
