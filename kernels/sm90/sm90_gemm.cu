@@ -23,6 +23,15 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// K granules per split, the one rule for normalize(), the cost models and every launch: an
+// even share of nk, and for v3 with K % 256 == 0 a whole number of 4-granule super-granules
+// (sm90_rs.cuh permutes K within them, so a split must start on one).
+bool v3_super_granules(int64_t nk) { return nk % 4 == 0; }
+int64_t granules_per_split(int64_t nk, const Config& c) {
+  const int64_t cps = ceil_div(nk, c.split);
+  return c.version == 3 && v3_super_granules(nk) ? ceil_div(cps, 4) * 4 : cps;
+}
+
 // Sums the FP32 partials of every split in split order (fixed, so results are bit-reproducible)
 // and rounds once to fp16.
 template <bool kVec>
@@ -63,7 +72,7 @@ __global__ void splitk_reduce(const float* __restrict__ ws, __half* __restrict__
 double estimate_us(const Shape& s, const Config& c, int sms) {
   const int64_t nk = s.k / kGranuleK;
   const int64_t tiles = ceil_div(s.m, kBM) * ceil_div(s.n, c.bn) * s.l;
-  const int64_t cps = ceil_div(nk, c.split);
+  const int64_t cps = granules_per_split(nk, c);
   const int64_t waves = ceil_div(tiles * c.split, sms);
   const double granule_us = (2.0 * kBM * c.bn * kGranuleK) / 7.0e6 * (1.0 + 64.0 / c.bn);
   double t = double(waves) * (double(cps) * granule_us + 1.0);
@@ -82,7 +91,7 @@ double estimate_us(const Shape& s, const Config& c, int sms) {
 double estimate_v2_us(const Shape& s, const Config& c, int capacity_ctas) {
   const int64_t nk = s.k / kGranuleK;
   const int64_t tiles = ceil_div(s.m, kBM) * ceil_div(s.n, c.bn) * s.l;
-  const int64_t cps = ceil_div(nk, c.split);
+  const int64_t cps = granules_per_split(nk, c);
   const int64_t waves = ceil_div(tiles * c.split, std::max(1, capacity_ctas));
   const double granule_us = (460.0 + 6.2 * c.bn) / 1755.0;
   double t = double(waves) * (double(cps) * granule_us + 5.5);
@@ -184,10 +193,7 @@ Config normalize(const Shape& s, Config c) {
   const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
   const int64_t max_split = c.version == 2 ? kMaxSplitV2 : c.version == 3 ? kMaxSplitV3 : 65535;
   c.split = static_cast<int>(std::clamp<int64_t>(c.split, 1, std::min<int64_t>(nk, max_split)));
-  int64_t cps = ceil_div(nk, c.split);
-  // v3 with K % 256 == 0 permutes K over 4-granule super-granules: splits start on one.
-  if (c.version == 3 && nk % 4 == 0) cps = ceil_div(cps, 4) * 4;
-  c.split = static_cast<int>(ceil_div(nk, cps));
+  c.split = static_cast<int>(ceil_div(nk, granules_per_split(nk, c)));
   return c;
 }
 
@@ -250,54 +256,6 @@ Config choose_config_v2(const Shape& s, int sms) {
 
 namespace {
 
-// v3 cost model, fitted to the H200 (bench/results/h200/sm90-dev/run8-v3): a 64-wide K granule
-// costs ~0.56 us for a 128x128 tile and ~1.12 us for 256x128; every unit a CTA walks adds ~3 us
-// (pipeline refill, epilogue) and, with split-K, ~0.5 us per split (partials written, the last
-// split reads them all); ~5 us per call (launch, prepass, first loads). A CTA's work is its
-// rounds = ceil(units / resident CTAs) times the per-unit cost: whole waves, so the split that
-// makes units a little over a multiple of the SM count loses to its neighbours.
-double estimate_v3_us(const Shape& s, const Config& c, int resident) {
-  const int64_t nk = s.k / kGranuleK;
-  const int64_t tiles = ceil_div(s.m, c.mt) * ceil_div(s.n, v3::kRowsN) * s.l;
-  const int64_t cps = ceil_div(nk, c.split);
-  const int64_t units = tiles * c.split;
-  const int64_t rounds = ceil_div(units, std::max(1, resident));
-  const double granule_us = c.mt == 128 ? 0.56 : 1.12;
-  const double unit_us = 3.0 + (c.split > 1 ? 0.5 * c.split : 0.0);
-  return double(rounds) * (double(cps) * granule_us + unit_us) + 5.0;
-}
-
-}  // namespace
-
-// The registered kernel's choice: v3 with the 128-row M tile and the split (1..16) of least
-// estimate_v3_us(); ties go to the smaller split. The 256-row tile needs more registers than a
-// thread has (ptxas spills ~0.5 KB) and measured slower at 4096^3 (333.0 vs 306.6 us) and
-// 8192^3 (2496 vs 2318 us), so it is built and tested but not chosen.
-Config choose_config(const Shape& s, int sms) {
-  Config best;
-  double best_t = std::numeric_limits<double>::infinity();
-  const int64_t nk = s.k / kGranuleK;
-  for (int mt : {128}) {
-    const int resident = mt == 128 ? v3::resident_ctas<128>() : v3::resident_ctas<256>();
-    for (int split = 1; split <= 16 && split <= nk; ++split) {
-      Config c = normalize(s, Config{128, split, 0, 3, 0, 1, mt});
-      if (c.split != split) continue;
-      // the split-K partials stay under 1 GiB
-      if (split > 1 && double(split) * double(ceil_div(s.m, mt) * mt) *
-                               double(ceil_div(s.n, v3::kRowsN) * v3::kRowsN) * double(s.l) * 4.0 >
-                           double(1ull << 30))
-        break;
-      const double t = estimate_v3_us(s, c, resident > 0 ? resident : sms);
-      if (t < best_t * 0.999) {
-        best_t = t;
-        best = c;
-      }
-    }
-  }
-  return best;
-}
-
-namespace {
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 // v3 workspace: [a16 prepass tiles][split-K partials][tile counters], 256-byte aligned parts.
@@ -318,7 +276,45 @@ V3Layout v3_layout(const Shape& s, const Config& c) {
   w.total = round_up(w.a16, 256) + round_up(w.partial, 256) + round_up(w.counters, 256);
   return w;
 }
+
+// v3 cost model (128-row M tile), fitted to the H200 (bench/results/h200/sm90-dev/run8-v3): a
+// 64-wide K granule of a 128x128 tile costs ~0.56 us; every unit a CTA walks adds ~3 us
+// (pipeline refill, epilogue) and, with split-K, ~0.5 us per split (partials written, the last
+// split reads them all); ~5 us per call (launch, prepass, first loads). A CTA's work is its
+// rounds = ceil(units / resident CTAs) times the per-unit cost: whole waves, so the split that
+// makes units a little over a multiple of the SM count loses to its neighbours.
+double estimate_v3_us(const Shape& s, const Config& c, int resident) {
+  const int64_t nk = s.k / kGranuleK;
+  const int64_t units = int64_t(v3_layout(s, c).tiles) * c.split;
+  const int64_t rounds = ceil_div(units, std::max(1, resident));
+  const double granule_us = 0.56;
+  const double unit_us = 3.0 + (c.split > 1 ? 0.5 * c.split : 0.0);
+  return double(rounds) * (double(granules_per_split(nk, c)) * granule_us + unit_us) + 5.0;
+}
+
 }  // namespace
+
+// The registered kernel's choice: v3 with the 128-row M tile and the split (1..16) of least
+// estimate_v3_us(); ties go to the smaller split. The 256-row tile needs more registers than a
+// thread has (ptxas spills ~0.5 KB) and measured slower at 4096^3 (333.0 vs 306.6 us) and
+// 8192^3 (2496 vs 2318 us), so it is built and tested but not chosen.
+Config choose_config(const Shape& s, int sms) {
+  Config best;
+  double best_t = std::numeric_limits<double>::infinity();
+  const int64_t nk = s.k / kGranuleK;
+  const int resident = v3::resident_ctas<128>();
+  for (int split = 1; split <= 16 && split <= nk; ++split) {
+    const Config c = normalize(s, Config{128, split, 0, 3, 0, 1, 128});
+    if (c.split != split) continue;
+    if (v3_layout(s, c).partial > (size_t(1) << 30)) break;  // split-K partials under 1 GiB
+    const double t = estimate_v3_us(s, c, resident > 0 ? resident : sms);
+    if (t < best_t * 0.999) {
+      best_t = t;
+      best = c;
+    }
+  }
+  return best;
+}
 
 size_t workspace_bytes(const Shape& s, const Config& c0) {
   const Config c = normalize(s, c0);
@@ -373,9 +369,7 @@ void launch_v3(const Shape& s, const Operands& ops, const Config& c, void* works
   p.k = s.k;
   p.l = s.l;
   p.nk = static_cast<int>(s.k / kGranuleK);
-  // Same rounding as normalize(): with super-granules every split starts on one.
-  p.cps = static_cast<int>(ceil_div(p.nk, c.split));
-  if (p.nk % 4 == 0) p.cps = static_cast<int>(ceil_div(p.cps, 4) * 4);
+  p.cps = static_cast<int>(granules_per_split(p.nk, c));
   p.split = c.split;
   p.tiles128 = w.tiles128;
   p.tiles_m = w.tiles_m;
@@ -398,7 +392,7 @@ void launch_v3(const Shape& s, const Operands& ops, const Config& c, void* works
   pp.tiles_m = w.tiles128;
   pp.counters = p.counters;
   pp.ncounters = p.counters != nullptr ? w.tiles : 0;
-  const bool sg4 = p.nk % 4 == 0;  // K order over 4-granule super-granules (sm90_rs.cuh)
+  const bool sg4 = v3_super_granules(p.nk);  // K order over super-granules (sm90_rs.cuh)
   pp.sg = sg4 ? 4 : 1;
   const int64_t blocks = s.l * int64_t(w.tiles128) * p.nk;
   v2::decode_a_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(pp);
@@ -446,7 +440,7 @@ void launch_v2(const Shape& s, const Operands& ops, const Config& c, void* works
   p.k = s.k;
   p.l = s.l;
   p.nk = static_cast<int>(s.k / kGranuleK);
-  p.cps = static_cast<int>(ceil_div(p.nk, c.split));
+  p.cps = static_cast<int>(granules_per_split(p.nk, c));
   p.split = c.split;
   p.tiles_m = static_cast<int>(ceil_div(s.m, kBM));
   const dim3 grid(static_cast<unsigned>(p.tiles_m * ceil_div(s.n, c.bn)),
@@ -524,7 +518,7 @@ void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspa
   p.k = s.k;
   p.l = s.l;
   p.nk = static_cast<int>(s.k / kGranuleK);
-  p.cps = static_cast<int>(ceil_div(p.nk, c.split));
+  p.cps = static_cast<int>(granules_per_split(p.nk, c));
   p.split = c.split;
   p.tiles_m = static_cast<int>(ceil_div(s.m, kBM));
   const dim3 grid(static_cast<unsigned>(p.tiles_m * ceil_div(s.n, c.bn)),
