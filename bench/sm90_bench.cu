@@ -1,8 +1,9 @@
 // Timing harness for the sm90 kernel (development tool, not the official benchmark): for each
 // shape, the heuristic's choice (v3, the registered kernel), the previous v1/v2 choice ("old"),
-// a sweep of v2 tile widths / splits / A modes and of v3 M tiles / splits side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on
-// same-sized fp16 operands as the yardstick, and dequantize-then-cuBLAS end to end (both
-// operands dequantized to fp16 by src/reference/dequant, then the same cuBLASLt call).
+// a sweep of v2 tile widths / splits / A modes and of v3 M tiles / splits side by side, plus
+// cuBLASLt FP16 (TN, FP32 accumulation) on same-sized fp16 operands as the yardstick, and
+// dequantize-then-cuBLAS end to end (both operands dequantized to fp16 by src/reference/dequant,
+// then the same cuBLASLt call).
 // Each sample: L2 flushed by writing a 256 MiB buffer, then one call between CUDA events;
 // reports the median (and min) of --samples samples after 3 warm-up calls.
 // With GPU MODE data every partial sum is exact in FP32, so every variant must give the same
@@ -167,8 +168,8 @@ int main(int argc, char** argv) {
     const bool small = s.m <= 512;
     for (int amode : {0, 1})
       for (int bn : {128, 192, 224, 256})
-        if (!v3only)
         for (int sp : {1, 2, 3, 4, 6, 8}) {
+          if (v3only) break;
           if (!sweep && !small && sp > 1) continue;
           if (!sweep && small && amode == 1 && bn != 224 && bn != 128) continue;
           const sm90::Config c = sm90::normalize(s, sm90::Config{bn, sp, 0, 2, amode});
