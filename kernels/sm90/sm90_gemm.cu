@@ -329,10 +329,8 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
 
 std::string describe(const Config& c) {
   if (c.version == 3)
-    return fmt::format("v3 {}x128 split {}{}{}{}{}", c.mt, c.split,
+    return fmt::format("v3 {}x128 split {}{}{}", c.mt, c.split,
                        c.mt == 128 && c.bufs == 2 && c.diag == 0 ? " b2" : "",
-                       c.mt == 128 && c.bsmem != 0 && c.diag == 0 ? " smemB" : "",
-                       c.mt == 128 && c.rot != 0 && c.diag == 0 ? " rot" : "",
                        c.diag == 1   ? " [no A copies]"
                        : c.diag == 2 ? " [no decode]"
                        : c.diag == 3 ? " [no A, no decode]"
@@ -416,13 +414,6 @@ void launch_v3(const Shape& s, const Operands& ops, const Config& c, void* works
   } else if (c.mt == 128) {
     if (!sg4)
       v3::launch_rs<128, 0, 1>(p, grid, stream);
-    else if (c.rot != 0 && c.bufs == 3)
-      c.bsmem != 0 ? v3::launch_rs<128, 0, 4, 3, true, true>(p, grid, stream)
-                   : v3::launch_rs<128, 0, 4, 3, false, true>(p, grid, stream);
-    else if (c.bsmem != 0 && c.bufs == 3)
-      v3::launch_rs<128, 0, 4, 3, true>(p, grid, stream);
-    else if (c.bsmem != 0)
-      v3::launch_rs<128, 0, 4, 2, true>(p, grid, stream);
     else if (c.bufs == 3)
       v3::launch_rs<128, 0, 4, 3>(p, grid, stream);
     else

@@ -30,10 +30,7 @@ struct Config {
   int amode = 0;    // v2 only: 0 = A prepass (workspace), 1 = A decoded per tile
   int producers = 1;  // v2 only: producer warpgroups (2: 512 threads, widths 128/192 only)
   int mt = 128;       // v3 only: M tile (wgmma N), 128 or 256; the N tile is 128
-  int bufs = 3;       // v3, 128 tile, K % 256 == 0: raw-B super-granules in flight (2, 3)
-  int bsmem = 0;      // v3, as bufs: 0 = raw B in registers, 1 = staged in shared memory by cp.async
-                      // (not chosen: no faster at M = 128, slower at large shapes; notes-sm90.md)
-  int rot = 0;        // v3, 128 tile, K % 256 == 0: 1 = A copies issued by every warp in turn
+  int bufs = 3;       // v3, 128 tile, K % 256 == 0: raw-B super-granule register buffers (2, 3)
 };
 
 constexpr int kMaxSplitV2 = 8;  // portable cluster size

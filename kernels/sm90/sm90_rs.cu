@@ -4,12 +4,11 @@
 
 namespace nvfp4::sm90::v3 {
 namespace {
-template <int MT, int kDiag, int kSG, int kBufs, bool kSmemB, bool kRot>
+template <int MT, int kDiag, int kSG, int kBufs>
 void set_smem_attribute() {
   static const bool done = [] {
-    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(rs_kernel<MT, kDiag, kSG, kBufs, kSmemB, kRot>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(Cfg<MT, kSmemB ? kBufs : 0>::kSmem)));
+    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(rs_kernel<MT, kDiag, kSG, kBufs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(Cfg<MT>::kSmem)));
     return true;
   }();
   (void)done;
@@ -19,20 +18,20 @@ void set_smem_attribute() {
 // Persistent: `grid` CTAs walk the units. PDL after the A prepass: the producer waits with
 // griddepcontrol.wait before its first read of a16 (as do the split-K counters), while the
 // consumers already start loading raw B.
-template <int MT, int kDiag, int kSG, int kBufs, bool kSmemB, bool kRot>
+template <int MT, int kDiag, int kSG, int kBufs>
 void launch_rs(const Params& p, int grid, cudaStream_t stream) {
-  set_smem_attribute<MT, kDiag, kSG, kBufs, kSmemB, kRot>();
+  set_smem_attribute<MT, kDiag, kSG, kBufs>();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
   cfg.blockDim = dim3(kThreads, 1, 1);
-  cfg.dynamicSmemBytes = Cfg<MT, kSmemB ? kBufs : 0>::kSmem;
+  cfg.dynamicSmemBytes = Cfg<MT>::kSmem;
   cfg.stream = stream;
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, rs_kernel<MT, kDiag, kSG, kBufs, kSmemB, kRot>, p));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, rs_kernel<MT, kDiag, kSG, kBufs>, p));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -56,11 +55,7 @@ int resident_ctas() {
   return cached > 0 ? cached : 0;
 }
 
-template void launch_rs<128, 0, 4, 3, true>(const Params&, int, cudaStream_t);  // registered
-template void launch_rs<128, 0, 4, 2, true>(const Params&, int, cudaStream_t);
-template void launch_rs<128, 0, 4, 3, false, true>(const Params&, int, cudaStream_t);  // rotated A copies
-template void launch_rs<128, 0, 4, 3, true, true>(const Params&, int, cudaStream_t);
-template void launch_rs<128>(const Params&, int, cudaStream_t);  // raw B in registers
+template void launch_rs<128>(const Params&, int, cudaStream_t);
 template void launch_rs<128, 0, 4, 3>(const Params&, int, cudaStream_t);  // deeper raw-B lookahead
 template void launch_rs<128, 0, 1>(const Params&, int, cudaStream_t);  // K % 256 != 0
 template void launch_rs<256, 0, 1>(const Params&, int, cudaStream_t);

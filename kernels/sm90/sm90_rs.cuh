@@ -58,9 +58,7 @@ constexpr int kPf = 4;                     // K % 256 != 0: raw-B lookahead in g
 constexpr int kGroup = 8;                  // M tiles per raster band
 constexpr int kATileBytes = 128 * 128;     // one prepass tile granule (128 rows x 64 fp16)
 
-// kBStages > 0: raw B staged in shared memory by cp.async (the default path, see the consumer
-// loop): per stage and thread 4 x 16 bytes of E2M1 and 2 x 4 scale bytes.
-template <int MT, int kBStages = 0>
+template <int MT>
 struct Cfg {
   static_assert(MT == 128 || MT == 256, "M tile");
   static constexpr int kASlot = MT * 128;            // MT rows x 64 fp16, swizzled
@@ -68,9 +66,7 @@ struct Cfg {
   static constexpr int kEpiPitch = 144;              // bytes per staged C row (64 fp16 + pad)
   static constexpr int kEpiOff = RA * kASlot;
   static constexpr int kEpi = kW * MT * kEpiPitch;   // [W][MT rows][pitch]
-  static constexpr int kBOff = kEpiOff + kEpi;
-  static constexpr int kBStage = kThreads * 72;      // [4 x 16 B chunks][thread], [2 x 4 B][thread]
-  static constexpr int kBarOff = kBOff + kBStages * kBStage;
+  static constexpr int kBarOff = kEpiOff + kEpi;
   static constexpr size_t kSmem = 1024 + size_t(kBarOff) + 256;
   static_assert(kSmem <= 227 * 1024, "shared memory");
 };
@@ -108,11 +104,6 @@ using v2::dev::mbar_wait;
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-__device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
-  uint32_t v;
-  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
-  return v;
-}
 
 struct Raw {
   uint2 w0, w1;
@@ -127,14 +118,10 @@ struct RawS {  // one super-granule: rows r / r+8, 32 bytes and 4 scale bytes ea
 // kDiag (bench timing experiments only, results are garbage): bit 0 = no A copies and no wait
 // for them (the wgmmas read stale shared memory), bit 1 = no decode (raw words as fragments),
 // bit 2 = no raw-B loads (constant words): 7 times the bare wgmma loop.
-// kSmemB (kSG = 4 only): raw B goes through kBufs shared-memory stages by cp.async instead of
-// kBufs register buffers (see the consumer loop for why). kRot: the A copies are issued by lane 0
-// of warp q % 8 for ring position q instead of all by thread 0 (see the producer).
-template <int MT, int kDiag = 0, int kSG = 4, int kBufs = 2, bool kSmemB = false, bool kRot = false>
+template <int MT, int kDiag = 0, int kSG = 4, int kBufs = 2>
 __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
 #if defined(NVFP4_SM90_DEVICE) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(!kSmemB || (kSG == 4 && kDiag == 0), "staged raw B: super-granule path only");
-  using C = Cfg<MT, kSmemB ? kBufs : 0>;
+  using C = Cfg<MT>;
   constexpr int RA = C::RA;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw_s = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -168,10 +155,7 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
     int u, g, q, nkc;
     const uint8_t* src;
   } pc{static_cast<int>(blockIdx.x), 0, 0, 0, nullptr};
-  // kRot: lane 0 of every warp walks the cursor and issues every 8th position, so no single warp
-  // (and through WARPGROUP.ARRIVE no single warpgroup) carries all the producer work.
-  const bool producer = kRot ? (tid & 31) == 0 : tid == 0;
-  auto produce_until = [&](int qend) {  // producer threads only
+  auto produce_until = [&](int qend) {  // thread 0 only
     while ((kDiag & 1) == 0 && pc.q < qend && pc.u < p.units) {
       if (pc.src == nullptr) {
         const Unit x = unit_of(p, pc.u);
@@ -179,15 +163,13 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
         pc.src = p.a16 + ((x.batch * p.tiles128 + int64_t(x.tm) * (MT / 128)) * p.nk + x.kc0) *
                              int64_t(kATileBytes);
       }
-      if (!kRot || pc.q % (4 * kW) == (tid >> 5)) {
-        const int slot = pc.q % RA;
-        if (pc.q >= RA) dev::mbar_wait(empty(slot), ((pc.q / RA) - 1) & 1);
-        dev::mbar_arrive_expect_tx(afull(slot), C::kASlot);
+      const int slot = pc.q % RA;
+      if (pc.q >= RA) dev::mbar_wait(empty(slot), ((pc.q / RA) - 1) & 1);
+      dev::mbar_arrive_expect_tx(afull(slot), C::kASlot);
 #pragma unroll
-        for (int h = 0; h < MT / 128; ++h)
-          dev::bulk_copy(aslots + slot * C::kASlot + h * kATileBytes,
-                         pc.src + (int64_t(h) * p.nk + pc.g) * kATileBytes, kATileBytes, afull(slot));
-      }
+      for (int h = 0; h < MT / 128; ++h)
+        dev::bulk_copy(aslots + slot * C::kASlot + h * kATileBytes,
+                       pc.src + (int64_t(h) * p.nk + pc.g) * kATileBytes, kATileBytes, afull(slot));
       ++pc.q;
       if (++pc.g == pc.nkc) {
         pc.g = 0;
@@ -196,7 +178,7 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
       }
     }
   };
-  if (producer) {
+  if (tid == 0) {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");  // the prepass wrote a16
     produce_until(RA);
   }
@@ -262,7 +244,7 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
       dev::fence_acc(acc);
       dev::wgmma_wait<1>();  // granule g-1 retired: its A slot and fragment set are free
       if (g > 0 && lane == 0) dev::mbar_arrive(empty((q + RA - 1) % RA));
-      if (producer) produce_until(q + RA - 1);  // refills the slot of position q - 2
+      if (tid == 0) produce_until(q + RA - 1);  // refills the slot of position q - 2
       __syncwarp();
       ++q;
     };
@@ -318,76 +300,33 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
         r.s0 = __ldg(reinterpret_cast<const uint32_t*>(s0 + int64_t(g) * 4));
         r.s1 = __ldg(reinterpret_cast<const uint32_t*>(s1 + int64_t(g) * 4));
       };
-      // Four granules from one super-granule's raw words; the last step runs `refill` after
-      // its decode, when every word of r has been consumed.
-      auto four = [&](int g, const dev::RawS& r, auto&& refill) {
+      // kBufs super-granules of raw B in registers: the loads run 4 * (kBufs - 1) to
+      // 4 * kBufs - 1 granules ahead of their decode.
+      static_assert(kBufs == 2 || kBufs == 3, "raw-B buffers");
+      dev::RawS rs0, rs1, rs2;
+      load(rs0, 0);
+      if (4 < nkc) load(rs1, 4);
+      if (kBufs == 3 && 8 < nkc) load(rs2, 8);
+      // Four granules from one super-granule's registers; the last refills them
+      // 4 * kBufs granules ahead.
+      auto four = [&](int g, dev::RawS& r) {
         auto sc = [&](int i) { return ((r.s0 >> (8 * i)) & 0xFFu) | (((r.s1 >> (8 * i)) & 0xFFu) << 8); };
         step(g, make_uint2(r.a0.x, r.a0.y), make_uint2(r.b0.x, r.b0.y), sc(0), fr0, nothing);
         step(g + 1, make_uint2(r.a0.z, r.a0.w), make_uint2(r.b0.z, r.b0.w), sc(1), fr1, nothing);
         step(g + 2, make_uint2(r.a1.x, r.a1.y), make_uint2(r.b1.x, r.b1.y), sc(2), fr0, nothing);
         const uint32_t sc3 = sc(3);
-        step(g + 3, make_uint2(r.a1.z, r.a1.w), make_uint2(r.b1.z, r.b1.w), sc3, fr1, refill);
+        step(g + 3, make_uint2(r.a1.z, r.a1.w), make_uint2(r.b1.z, r.b1.w), sc3, fr1, [&] {
+          if (g + 4 * kBufs < nkc) load(r, g + 4 * kBufs);
+        });
       };
-      if constexpr (kSmemB) {
-        // Raw B staged in shared memory by cp.async, kBufs super-granules ahead. Why not
-        // registers: ptxas puts every in-flight register load on one scoreboard and waits for
-        // all of them at the first use of any, so a register prefetch issued 8 granules ahead
-        // was waited for together with the one issued a granule ago (SASS control codes and
-        // ncu stall sampling, bench/notes-sm90.md). cp.async groups retire in order and
-        // wait_group waits only for the oldest. Each thread stages and reads back only its own
-        // bytes, so no barrier is needed.
-        const uint32_t bst = base + C::kBOff + tid * 16, sst = base + C::kBOff + 16384 + tid * 4;
-        auto issue = [&](int stage, int g) {
-          if (g < nkc) {
-            const uint32_t d = bst + stage * C::kBStage, e = sst + stage * C::kBStage;
-            dev::cp_async16(d, b0 + int64_t(g) * 32);
-            dev::cp_async16(d + 4096, b0 + int64_t(g) * 32 + 16);
-            dev::cp_async16(d + 8192, b1 + int64_t(g) * 32);
-            dev::cp_async16(d + 12288, b1 + int64_t(g) * 32 + 16);
-            dev::cp_async4(e, s0 + int64_t(g) * 4);
-            dev::cp_async4(e + 1024, s1 + int64_t(g) * 4);
-          }
-          dev::cp_async_commit();  // empty groups too, so wait_group always counts stages
-        };
-#pragma unroll
-        for (int st = 0; st < kBufs; ++st) issue(st, 4 * st);
-        int stage = 0;
-        for (int g = 0;; g += 4) {
-          dev::cp_async_wait<kBufs - 1>();  // this super-granule's group has landed
-          dev::RawS r;
-          const uint32_t d = bst + stage * C::kBStage, e = sst + stage * C::kBStage;
-          r.a0 = v2::dev::ld_shared_v4(d);
-          r.a1 = v2::dev::ld_shared_v4(d + 4096);
-          r.b0 = v2::dev::ld_shared_v4(d + 8192);
-          r.b1 = v2::dev::ld_shared_v4(d + 12288);
-          r.s0 = dev::ld_shared_u32(e);
-          r.s1 = dev::ld_shared_u32(e + 1024);
-          four(g, r, [&] { issue(stage, g + 4 * kBufs); });
-          stage = stage + 1 == kBufs ? 0 : stage + 1;
-          if (g + 4 >= nkc) break;
-        }
-      } else {
-        // kBufs super-granules of raw B in registers: the loads are issued 4 * (kBufs - 1) to
-        // 4 * kBufs - 1 granules ahead of their decode (but see kSmemB).
-        static_assert(kBufs == 2 || kBufs == 3, "raw-B buffers");
-        dev::RawS rs0, rs1, rs2;
-        load(rs0, 0);
-        if (4 < nkc) load(rs1, 4);
-        if (kBufs == 3 && 8 < nkc) load(rs2, 8);
-        auto refill = [&](dev::RawS& r, int g) {
-          return [&r, g, &load, nkc] {
-            if (g < nkc) load(r, g);
-          };
-        };
-        for (int g = 0;; g += 4 * kBufs) {
-          four(g, rs0, refill(rs0, g + 4 * kBufs));
-          if (g + 4 >= nkc) break;
-          four(g + 4, rs1, refill(rs1, g + 4 + 4 * kBufs));
-          if (g + 8 >= nkc) break;
-          if (kBufs == 3) {
-            four(g + 8, rs2, refill(rs2, g + 8 + 4 * kBufs));
-            if (g + 12 >= nkc) break;
-          }
+      for (int g = 0;; g += 4 * kBufs) {
+        four(g, rs0);
+        if (g + 4 >= nkc) break;
+        four(g + 4, rs1);
+        if (g + 8 >= nkc) break;
+        if (kBufs == 3) {
+          four(g + 8, rs2);
+          if (g + 12 >= nkc) break;
         }
       }
     }
@@ -502,7 +441,7 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
 #endif
 }
 
-template <int MT, int kDiag = 0, int kSG = 4, int kBufs = 2, bool kSmemB = false, bool kRot = false>
+template <int MT, int kDiag = 0, int kSG = 4, int kBufs = 2>
 void launch_rs(const Params& p, int grid, cudaStream_t stream);
 template <int MT>
 int resident_ctas();
