@@ -84,3 +84,23 @@ TEST(Sm90Gemm, HeuristicFillsTheGpuAtSmallM) {
   }
 }
 
+
+// The v3 cost model must pick the split measured fastest on the H200 for each shape it was
+// fitted to (every split 1..16 timed in one run: bench/results/h200/sm90-dev/run9-v3-smemb/
+// c-bench.txt). The old model picked split 3 for 384x7168x2304 (59.2 us against 49.2 for
+// split 1) and split 10 for 128x1536x7168 (25.3 against 24.7 for split 7).
+TEST(Sm90Gemm, HeuristicPicksTheMeasuredBestSplit) {
+  const struct {
+    Shape s;
+    int split;
+  } cases[] = {{{128, 7168, 16384, 1}, 2}, {{128, 4096, 7168, 1}, 4},  {{128, 7168, 2048, 1}, 2},
+               {{256, 7168, 2048, 1}, 1},  {{512, 4096, 7168, 1}, 1},  {{1024, 7168, 16384, 1}, 2},
+               {{4096, 4096, 4096, 1}, 1}, {{8192, 8192, 8192, 1}, 1}, {{128, 1536, 7168, 1}, 7},
+               {{384, 7168, 2304, 1}, 1}};
+  for (const auto& t : cases) {
+    const sm90::Config c = sm90::choose_config(t.s, 132);
+    EXPECT_EQ(c.version, 3);
+    EXPECT_EQ(c.mt, 128);
+    EXPECT_EQ(c.split, t.split) << t.s.m << "x" << t.s.n << "x" << t.s.k << ": " << sm90::describe(c);
+  }
+}

@@ -277,19 +277,21 @@ V3Layout v3_layout(const Shape& s, const Config& c) {
   return w;
 }
 
-// v3 cost model (128-row M tile), fitted to the H200 (bench/results/h200/sm90-dev/run8-v3): a
-// 64-wide K granule of a 128x128 tile costs ~0.56 us; every unit a CTA walks adds ~3 us
-// (pipeline refill, epilogue) and, with split-K, ~0.5 us per split (partials written, the last
-// split reads them all); ~5 us per call (launch, prepass, first loads). A CTA's work is its
-// rounds = ceil(units / resident CTAs) times the per-unit cost: whole waves, so the split that
-// makes units a little over a multiple of the SM count loses to its neighbours.
+// v3 cost model (128-row M tile), fitted to the H200 (every split 1..16 of ten shapes,
+// M 128..8192, bench/results/h200/sm90-dev/run9-v3-smemb/c-bench.txt; rms error 4 %, and it picks
+// the measured best split on all ten): a 64-wide K granule of a 128x128 tile costs ~0.52 us;
+// every unit a CTA walks adds ~3 us (pipeline refill, epilogue) and, with split-K, ~1 us plus
+// ~1 us per split (the partial written, the last split reading all of them through one SM);
+// ~6 us per call (launch, prepass, first loads). A CTA's work is its rounds = ceil(units /
+// resident CTAs) times the per-unit cost: whole waves, so the split that makes units a little
+// over a multiple of the SM count loses to its neighbours.
 double estimate_v3_us(const Shape& s, const Config& c, int resident) {
   const int64_t nk = s.k / kGranuleK;
   const int64_t units = int64_t(v3_layout(s, c).tiles) * c.split;
   const int64_t rounds = ceil_div(units, std::max(1, resident));
-  const double granule_us = 0.56;
-  const double unit_us = 3.0 + (c.split > 1 ? 0.5 * c.split : 0.0);
-  return double(rounds) * (double(granules_per_split(nk, c)) * granule_us + unit_us) + 5.0;
+  const double granule_us = 0.52;
+  const double unit_us = 3.0 + (c.split > 1 ? 1.0 + 1.0 * c.split : 0.0);
+  return double(rounds) * (double(granules_per_split(nk, c)) * granule_us + unit_us) + 6.0;
 }
 
 }  // namespace
