@@ -65,9 +65,10 @@ __device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) { return __byte_perm(h
 
 // wgmma register fragments (m64k16, f16x2) of one 64-K granule for rows r and r+8 of a 16-row
 // slice, scale block c = lane % 4: w0 / w1 are the 8 raw bytes (16 codes) of block c of rows r /
-// r+8, sc01 their two scale bytes (row r in the low byte). f[s] are the four registers of k-step
-// s: {(r, j=2c..2c+1), (r+8, ..), (r, j=2c+8..), (r+8, j=2c+8..)}, i.e. e2m1x2_raw<s> of the low
-// word (j < 8) and of the high word (j >= 8), which is the K order of sm90_kernel.cuh.
+// r+8, sc01 their two scale bytes in its low half (row r in the low byte; the high half is
+// ignored). f[s] are the four registers of k-step s: {(r, j=2c..2c+1), (r+8, ..), (r, j=2c+8..),
+// (r+8, j=2c+8..)}, i.e. e2m1x2_raw<s> of the low word (j < 8) and of the high word (j >= 8),
+// which is the K order of sm90_kernel.cuh.
 __device__ __forceinline__ void decode_frag(uint2 w0, uint2 w1, uint32_t sc01,
                                             uint32_t (&f)[4][4]) {
   const uint32_t m = scale2_boosted(sc01);
