@@ -84,7 +84,6 @@ TEST(Sm90Gemm, HeuristicFillsTheGpuAtSmallM) {
   }
 }
 
-
 // The v3 cost model must pick the split measured fastest on the H200 for each shape it was
 // fitted to (every split 1..16 timed in one run: bench/results/h200/sm90-dev/run9-v3-smemb/
 // c-bench.txt). The old model picked split 3 for 384x7168x2304 (59.2 us against 49.2 for

@@ -3,15 +3,15 @@
 
   usage: ncu_stalls.py SOURCE.csv [FROM_LINE [TO_LINE]]
 
-Prints line index, samples, executions, the instruction and the non-zero stall reasons; the
-line index times 16 is the instruction's offset in the function (sass_ctrl.py).
+Prints line index, samples, executions, the instruction and the non-zero counts of eight stall
+reasons (cols below; the warpgroup-arrive stall has no column on this page). The line index
+times 16 is the instruction's offset in the function (sass_ctrl.py).
 """
 import csv, sys
 rows=list(csv.reader(open(sys.argv[1])))
 h=rows[1]; data=rows[2:]
 ix={k:i for i,k in enumerate(h)}
 cols=['stall_long_sb','stall_wait','stall_selected','stall_dispatch','stall_no_inst','stall_math','stall_barrier','stall_membar']
-# find warpgroup arrive col
 tot=sum(int(r[ix['Warp Stall Sampling (All Samples)']] or 0) for r in data)
 print("total samples",tot)
 lo=int(sys.argv[2]) if len(sys.argv)>2 else 0

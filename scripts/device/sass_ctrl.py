@@ -12,11 +12,11 @@ lines=open(sys.argv[1]).read().split('\n')
 ins=[]
 i=0
 while i < len(lines):
-    m=re.match(r'\s*/\*([0-9a-f]{4})\*/\s*(.*?);?\s*/\* (0x[0-9a-f]+) \*/',lines[i])
+    m=re.match(r'\s*/\*([0-9a-f]+)\*/\s*(.*?);?\s*/\* (0x[0-9a-f]+) \*/',lines[i])
     if m:
-        addr=int(m.group(1),16); text=m.group(2).strip().rstrip(';'); lo=int(m.group(3),16)
-        m2=re.search(r'/\* (0x[0-9a-f]+) \*/',lines[i+1]); hi=int(m2.group(1),16)
-        c=hi>>41
+        addr=int(m.group(1),16); text=m.group(2).strip().rstrip(';')
+        # the control bits sit in the high 64-bit word, on the next line
+        c=int(re.search(r'/\* (0x[0-9a-f]+) \*/',lines[i+1]).group(1),16)>>41
         ins.append(dict(addr=addr,text=text,stall=c&15,yld=(c>>4)&1,wb=(c>>5)&7,rb=(c>>8)&7,wait=(c>>11)&63,reuse=(c>>17)&15))
         i+=2
     else: i+=1

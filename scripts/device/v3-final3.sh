@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# sm90 closing call (second session, after the lean-descriptor commit; v3-final2.sh lost files
-# to the device tool's 8-file limit): sm_90a build, test_sm90 + test_sm90_host (stop on
-# failure), the GPU MODE sweep with every peer (report + JSONL), the tool's side-by-side with
+# sm90 closing call (second session, after the lean-descriptor commit; the earlier
+# v3-final2.sh lost files to the device tool's 8-file limit): sm_90a build, test_sm90 +
+# test_sm90_host (stop on failure), the GPU MODE sweep with every peer (report + JSONL), the tool's side-by-side with
 # every peer on the shapes (scripts/device/peers.sh), compute-sanitizer memcheck and
 # racecheck on the registered kernel, and sm90_bench --v3 on the GPU MODE test shapes the v3
 # cost model was not fitted to (does it pick the best split?). Writes $OUT/final.tgz.
