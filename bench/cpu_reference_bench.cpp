@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/parallel.hpp"
-#include "problem/problem.hpp"
-#include "reference/cpu_exact.hpp"
+#include "src/core/parallel.hpp"
+#include "src/problem/problem.hpp"
+#include "kernels/reference/cpu_exact.hpp"
 
 int main(int argc, char** argv) {
   using namespace nvfp4;

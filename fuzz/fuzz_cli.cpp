@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli.hpp"
-#include "core/error.hpp"
+#include "src/app/cli.hpp"
+#include "src/core/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr size_t kMaxArgs = 32;

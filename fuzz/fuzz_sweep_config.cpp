@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.hpp"
-#include "sweep/config.hpp"
+#include "src/core/error.hpp"
+#include "src/sweep/config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

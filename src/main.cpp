@@ -3,8 +3,8 @@
 #include <iostream>
 #include <new>
 
-#include "app/cli.hpp"
-#include "core/error.hpp"
+#include "src/app/cli.hpp"
+#include "src/core/error.hpp"
 
 int main(int argc, char** argv) {
   try {

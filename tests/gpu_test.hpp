@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "device/device_info.hpp"
+#include "src/device/device_info.hpp"
 
 #define NVFP4_REQUIRE_GPU()                                                              \
   do {                                                                                   \
@@ -14,7 +14,7 @@
 #include <ostream>
 #include <string>
 
-#include "kernels/kernel.hpp"
+#include "src/gemm/gemm.hpp"
 
 namespace nvfp4 {
 // A GPU as described to availability checks, for tests of what would run where.

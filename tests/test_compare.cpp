@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
-#include "report/compare.hpp"
+#include "src/core/error.hpp"
+#include "src/report/compare.hpp"
 
 using namespace nvfp4;
 using nlohmann::json;

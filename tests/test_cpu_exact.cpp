@@ -1,8 +1,8 @@
 // The exact CPU reference against an independent brute force, and its two paths against each other.
 #include <gtest/gtest.h>
 
-#include "problem/problem.hpp"
-#include "reference/cpu_exact.hpp"
+#include "src/problem/problem.hpp"
+#include "kernels/reference/cpu_exact.hpp"
 
 using namespace nvfp4;
 

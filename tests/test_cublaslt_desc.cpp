@@ -4,7 +4,7 @@
 #include <cublasLt.h>
 #include <gtest/gtest.h>
 
-#include "gpu_test.hpp"
+#include "tests/gpu_test.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "device/cublas_check.hpp"
-#include "device/cublaslt_config.hpp"
-#include "device/cublaslt_gemm.hpp"
-#include "device/device_info.hpp"
-#include "format/fp8_block_scales.hpp"
-#include "format/nvfp4.hpp"
-#include "kernels/kernel.hpp"
-#include "app/run_case.hpp"
+#include "src/core/error.hpp"
+#include "src/device/cublas_check.hpp"
+#include "src/device/cublaslt_config.hpp"
+#include "src/device/cublaslt_gemm.hpp"
+#include "src/device/device_info.hpp"
+#include "src/format/fp8_block_scales.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/registry/registry.hpp"
+#include "src/case/run_case.hpp"
 
 using namespace nvfp4;
 using namespace nvfp4::lt;

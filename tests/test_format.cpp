@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "format/nvfp4.hpp"
+#include "src/format/nvfp4.hpp"
 
 using namespace nvfp4;
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "problem/problem.hpp"
+#include "src/problem/problem.hpp"
 
 using namespace nvfp4;
 

@@ -2,8 +2,8 @@
 // cleanup. Skips (loudly) without a GPU.
 #include <gtest/gtest.h>
 
-#include "app/run_case.hpp"
-#include "gpu_test.hpp"
+#include "src/case/run_case.hpp"
+#include "tests/gpu_test.hpp"
 
 using namespace nvfp4;
 

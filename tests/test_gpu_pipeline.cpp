@@ -2,8 +2,8 @@
 // exact reference on the GPU MODE test shapes (L = 1 and 3) and on ragged shapes.
 #include <gtest/gtest.h>
 
-#include "app/run_case.hpp"
-#include "gpu_test.hpp"
+#include "src/case/run_case.hpp"
+#include "tests/gpu_test.hpp"
 
 using namespace nvfp4;
 

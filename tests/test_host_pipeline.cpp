@@ -2,9 +2,10 @@
 // corrupted kernel caught - so the check can fail.
 #include <gtest/gtest.h>
 
-#include "app/run_case.hpp"
-#include "report/json_report.hpp"
-#include "reference/cpu_exact.hpp"
+#include "src/case/run_case.hpp"
+#include "src/report/json_report.hpp"
+#include "kernels/reference/cpu_exact.hpp"
+#include "src/registry/registry.hpp"
 
 using namespace nvfp4;
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "report/npy.hpp"
+#include "src/report/npy.hpp"
 
 using namespace nvfp4;
 

@@ -2,10 +2,11 @@
 // plugin's status turned into exit code 3, idempotent loading, and the registry's name rule.
 #include <gtest/gtest.h>
 
-#include "app/run_case.hpp"
-#include "core/error.hpp"
-#include "kernels/plugin/plugin_loader.hpp"
-#include "reference/cpu_exact.hpp"
+#include "src/case/run_case.hpp"
+#include "src/core/error.hpp"
+#include "src/registry/plugin_loader.hpp"
+#include "kernels/reference/cpu_exact.hpp"
+#include "src/registry/registry.hpp"
 
 using namespace nvfp4;
 

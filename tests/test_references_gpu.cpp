@@ -18,18 +18,18 @@
 #include <string>
 #include <vector>
 
-#include "device/buffer.hpp"
-#include "device/cublaslt_gemm.hpp"
-#include "device/device_info.hpp"
-#include "format/fp8_block_scales.hpp"
-#include "format/nvfp4.hpp"
-#include "gpu_test.hpp"
-#include "kernels/kernel.hpp"
-#include "peers/fp8_quant.hpp"
-#include "problem/problem.hpp"
-#include "reference/cpu_exact.hpp"
-#include "reference/cublaslt_references.hpp"
-#include "reference/dequant.hpp"
+#include "src/device/buffer.hpp"
+#include "src/device/cublaslt_gemm.hpp"
+#include "src/device/device_info.hpp"
+#include "src/format/fp8_block_scales.hpp"
+#include "src/format/nvfp4.hpp"
+#include "tests/gpu_test.hpp"
+#include "src/registry/registry.hpp"
+#include "kernels/peers/fp8_quant.hpp"
+#include "src/problem/problem.hpp"
+#include "kernels/reference/cpu_exact.hpp"
+#include "kernels/reference/cublaslt_references.hpp"
+#include "kernels/reference/dequant.hpp"
 
 using namespace nvfp4;
 

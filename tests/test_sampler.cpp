@@ -5,8 +5,8 @@
 #include <cmath>
 #include <random>
 
-#include "measure/measure.hpp"
-#include "measure/sampler.hpp"
+#include "src/measure/measure.hpp"
+#include "src/measure/sampler.hpp"
 
 using namespace nvfp4;
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "format/nvfp4.hpp"
+#include "src/format/nvfp4.hpp"
 #include "kernels/sm100/descriptors.hpp"
 #include "kernels/sm100/schedule.hpp"
 
@@ -149,12 +149,13 @@ TEST(Sm100SmemDesc, KmajorSwizzle128KStepsAdvanceTheStartField) {
 TEST(Sm100SmemDesc, ScaleAtomSource) {
   // tcgen05.cp 32x128b source, atom at 0x1A800:
   //   start encode 0x1A80                          -> 0x0000000000001A80
-  //   LBO 0 (a single 16-byte column)              -> 0
+  //   LBO 16 bytes (unused by one 16-byte column; encode 1, as CUTLASS) -> 1 << 16 = 0x10000
   //   SBO 128 bytes (8 rows x 16 B): encode 8      -> 8 << 32 = 0x0000000800000000
   //   bits 46-48 = 0b001                           -> 0x0000400000000000
   //   swizzle none (0)
-  //   sum                                          =  0x0000400800001A80
-  EXPECT_EQ(make_scale_atom_desc(0x1A800).pack(), 0x0000400800001A80ull);
+  //   sum                                          =  0x0000400800011A80
+  EXPECT_EQ(make_scale_atom_desc(0x1A800).pack(), 0x0000400800011A80ull);
+  EXPECT_EQ(make_scale_atom_desc(0x1A800).lbo_bytes, 16u);
 }
 
 TEST(Sm100SmemDesc, EachFieldLandsOnItsBits) {

@@ -3,12 +3,12 @@
 // shape rules. (Running it needs a B200; bench/notes-sm100.md has that checklist.)
 #include <gtest/gtest.h>
 
-#include "gpu_test.hpp"
+#include "tests/gpu_test.hpp"
 
 #include <string>
 
-#include "device/device_info.hpp"
-#include "kernels/kernel.hpp"
+#include "src/device/device_info.hpp"
+#include "src/registry/registry.hpp"
 
 using namespace nvfp4;
 

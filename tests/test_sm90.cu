@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "device/buffer.hpp"
-#include "device/device_info.hpp"
-#include "format/nvfp4.hpp"
-#include "kernels/kernel.hpp"
+#include "src/device/buffer.hpp"
+#include "src/device/device_info.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/registry/registry.hpp"
 #include "kernels/sm90/sm90_decode.hpp"
 #include "kernels/sm90/sm90_gemm.hpp"
-#include "problem/problem.hpp"
-#include "reference/cpu_exact.hpp"
+#include "src/problem/problem.hpp"
+#include "kernels/reference/cpu_exact.hpp"
 #include "tests/gpu_test.hpp"
 
 using namespace nvfp4;

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <string>
 
-#include "device/device_info.hpp"
-#include "format/nvfp4.hpp"
-#include "kernels/kernel.hpp"
+#include "src/device/device_info.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/registry/registry.hpp"
 #include "kernels/sm90/sm90_decode.hpp"
 #include "kernels/sm90/sm90_gemm.hpp"
 

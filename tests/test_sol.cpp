@@ -2,13 +2,13 @@
 // floors of the facts sheet (section 6), the FP16 fallback without FP4 tensor cores, unknown GPUs.
 #include <gtest/gtest.h>
 
-#include "gpu_test.hpp"
+#include "tests/gpu_test.hpp"
 
 #include <cmath>
 
-#include "device/device_info.hpp"
-#include "device/sol.hpp"
-#include "problem/problem.hpp"
+#include "src/device/device_info.hpp"
+#include "src/measure/sol.hpp"
+#include "src/problem/problem.hpp"
 
 using namespace nvfp4;
 

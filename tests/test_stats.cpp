@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "measure/stats.hpp"
+#include "src/measure/stats.hpp"
 
 using namespace nvfp4;
 

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <string>
 
-#include "core/error.hpp"
-#include "sweep/config.hpp"
+#include "src/core/error.hpp"
+#include "src/sweep/config.hpp"
 
 using namespace nvfp4;
 using namespace nvfp4::sweep;

@@ -12,11 +12,11 @@
 #include <sstream>
 #include <thread>
 
-#include "core/error.hpp"
-#include "sweep/child.hpp"
-#include "sweep/jsonl.hpp"
-#include "sweep/merge.hpp"
-#include "sweep/runner.hpp"
+#include "src/core/error.hpp"
+#include "src/sweep/child.hpp"
+#include "src/sweep/jsonl.hpp"
+#include "src/sweep/merge.hpp"
+#include "src/sweep/runner.hpp"
 
 using namespace nvfp4;
 using namespace nvfp4::sweep;

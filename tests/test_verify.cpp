@@ -4,8 +4,8 @@
 #include <cmath>
 #include <set>
 
-#include "format/nvfp4.hpp"
-#include "verify/verify.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/verify/verify.hpp"
 
 using namespace nvfp4;
 

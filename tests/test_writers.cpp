@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "report/writer.hpp"
+#include "src/report/writer.hpp"
 
 using namespace nvfp4;
 using nlohmann::json;

@@ -3,10 +3,10 @@
 // that verifying it against the reference is a real check that can fail.
 #include <vector>
 
-#include "core/parallel.hpp"
-#include "device/device_info.hpp"
-#include "format/nvfp4.hpp"
-#include "kernels/kernel.hpp"
+#include "src/core/parallel.hpp"
+#include "src/device/device_info.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/gemm/gemm.hpp"
 
 namespace nvfp4 {
 namespace {

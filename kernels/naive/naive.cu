@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "device/cuda_check.hpp"
-#include "device/device_info.hpp"
-#include "format/nvfp4.hpp"
-#include "kernels/kernel.hpp"
+#include "src/device/cuda_check.hpp"
+#include "src/device/device_info.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/gemm/gemm.hpp"
 
 namespace nvfp4 {
 namespace {

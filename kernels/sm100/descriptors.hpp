@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "format/nvfp4.hpp"  // NVFP4_HD, ScaleLayout, kAtomBytes
+#include "src/format/nvfp4.hpp"  // NVFP4_HD, ScaleLayout, kAtomBytes
 
 namespace nvfp4 {
 namespace sm100 {
@@ -150,11 +150,13 @@ NVFP4_HD SmemDesc make_kmajor_sw128_desc(uint32_t smem_addr) {
 }
 
 // The source of tcgen05.cp.32x128b: one 512-byte blocked scale atom seen as 32 rows of 16
-// bytes, unswizzled; 8-row groups are 128 bytes apart. LBO is unused (one 16-byte column).
+// bytes, unswizzled; 8-row groups are 128 bytes apart. LBO is unused by a one-column (16-byte)
+// copy; it encodes 16 bytes (field value 1), as CUTLASS's scale-copy descriptors do, so the
+// descriptor is identical bit for bit to the one known to work.
 NVFP4_HD SmemDesc make_scale_atom_desc(uint32_t smem_addr) {
   SmemDesc d;
   d.start_addr = smem_addr;
-  d.lbo_bytes = 0;
+  d.lbo_bytes = 16;
   d.sbo_bytes = 128;
   d.swizzle = SmemSwizzle::None;
   return d;

@@ -24,11 +24,11 @@
 #include <memory>
 #include <string>
 
-#include "core/error.hpp"
-#include "device/buffer.hpp"
-#include "device/cuda_check.hpp"
-#include "device/device_info.hpp"
-#include "kernels/kernel.hpp"
+#include "src/core/error.hpp"
+#include "src/device/buffer.hpp"
+#include "src/device/cuda_check.hpp"
+#include "src/device/device_info.hpp"
+#include "src/gemm/gemm.hpp"
 #include "kernels/sm100/descriptors.hpp"
 #include "kernels/sm100/ptx.cuh"
 #include "kernels/sm100/schedule.hpp"
@@ -200,16 +200,20 @@ __device__ void run_epilogue(const SmemLayout& sm, const KernelArgs& args, uint3
 #pragma unroll 1
     for (int c = 0; c < kBlockN; c += 32) {
       float v[32];
-      ptx::tmem_load_32cols(taddr + c, v);  // warp-collective: before any per-lane exit
+      // tcgen05.ld is .sync.aligned: every lane must reach it together, so the warp converges
+      // first (the per-lane stores of the previous column block may have diverged it).
+      __syncwarp();
+      ptx::tmem_load_32cols(taddr + c, v);
       const int64_t col = static_cast<int64_t>(w.n_tile) * kBlockN + c;
-      if (!row_ok || col >= args.n) continue;
-      if (plan.splits == 1) {
-        store_fp16x32(args.c + (static_cast<int64_t>(w.batch) * args.m + row) * args.n + col, v);
-      } else {
-        float4* p = reinterpret_cast<float4*>(partial_ptr(args, w, w.split, row_in_tile, c));
+      if (row_ok && col < args.n) {
+        if (plan.splits == 1) {
+          store_fp16x32(args.c + (static_cast<int64_t>(w.batch) * args.m + row) * args.n + col, v);
+        } else {
+          float4* p = reinterpret_cast<float4*>(partial_ptr(args, w, w.split, row_in_tile, c));
 #pragma unroll
-        for (int q = 0; q < 8; ++q)
-          p[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+          for (int q = 0; q < 8; ++q)
+            p[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+        }
       }
     }
     // The accumulator may now be overwritten by the next unit's MMAs.

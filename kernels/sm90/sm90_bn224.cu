@@ -1,5 +1,5 @@
 // One tile width per translation unit so the four kernels compile in parallel.
-#include "device/cuda_check.hpp"
+#include "src/device/cuda_check.hpp"
 #include "kernels/sm90/sm90_kernel.cuh"
 
 namespace nvfp4::sm90 {

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/error.hpp"
-#include "device/cuda_check.hpp"
-#include "device/device_info.hpp"
+#include "src/core/error.hpp"
+#include "src/device/cuda_check.hpp"
+#include "src/device/device_info.hpp"
 #include "kernels/sm90/sm90_kernel.cuh"
 #include "kernels/sm90/sm90_rs.cuh"
 #include "kernels/sm90/sm90_ws.cuh"

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kernels/kernel.hpp"
+#include "src/gemm/gemm.hpp"
 
 namespace nvfp4::sm90 {
 

@@ -1,5 +1,5 @@
 // v3 kernel (sm90_rs.cuh): launch helpers and the two M-tile instantiations.
-#include "device/cuda_check.hpp"
+#include "src/device/cuda_check.hpp"
 #include "kernels/sm90/sm90_rs.cuh"
 
 namespace nvfp4::sm90::v3 {

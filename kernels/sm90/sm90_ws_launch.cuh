@@ -1,7 +1,7 @@
 // Launch helpers of the v2 kernel, included by the per-width translation units only.
 #pragma once
 
-#include "device/cuda_check.hpp"
+#include "src/device/cuda_check.hpp"
 #include "kernels/sm90/sm90_ws.cuh"
 
 namespace nvfp4::sm90::v2 {

@@ -1,7 +1,7 @@
-#include "app/cli.hpp"
+#include "src/app/cli.hpp"
 
-#include "core/error.hpp"
-#include "kernels/plugin/plugin_loader.hpp"
+#include "src/core/error.hpp"
+#include "src/registry/plugin_loader.hpp"
 
 namespace nvfp4 {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "app/commands.hpp"
+#include "src/app/commands.hpp"
 
 namespace nvfp4 {
 

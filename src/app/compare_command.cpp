@@ -10,10 +10,10 @@
 #include <memory>
 #include <sstream>
 
-#include "app/commands.hpp"
-#include "core/error.hpp"
-#include "report/compare.hpp"
-#include "report/json_report.hpp"
+#include "src/app/commands.hpp"
+#include "src/core/error.hpp"
+#include "src/report/compare.hpp"
+#include "src/report/json_report.hpp"
 
 namespace nvfp4 {
 

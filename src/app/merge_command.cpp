@@ -5,11 +5,11 @@
 #include <memory>
 #include <sstream>
 
-#include "app/commands.hpp"
-#include "core/error.hpp"
-#include "report/json_report.hpp"
-#include "sweep/merge.hpp"
-#include "sweep/runner.hpp"
+#include "src/app/commands.hpp"
+#include "src/core/error.hpp"
+#include "src/report/json_report.hpp"
+#include "src/sweep/merge.hpp"
+#include "src/sweep/runner.hpp"
 
 namespace nvfp4 {
 

@@ -1,8 +1,8 @@
 // `nvfp4bench sweep CONFIG`: the cases of a config, crash-safe and resumable (src/sweep/).
 #include <memory>
 
-#include "app/commands.hpp"
-#include "sweep/runner.hpp"
+#include "src/app/commands.hpp"
+#include "src/sweep/runner.hpp"
 
 namespace nvfp4 {
 

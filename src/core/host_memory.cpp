@@ -1,4 +1,4 @@
-#include "core/host_memory.hpp"
+#include "src/core/host_memory.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <limits>
 
-#include "core/error.hpp"
+#include "src/core/error.hpp"
 
 namespace nvfp4 {
 namespace {

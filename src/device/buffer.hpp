@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "device/cuda_check.hpp"
+#include "src/device/cuda_check.hpp"
 
 namespace nvfp4 {
 

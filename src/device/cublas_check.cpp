@@ -1,4 +1,4 @@
-#include "device/cublas_check.hpp"
+#include "src/device/cublas_check.hpp"
 
 #include <cublasLt.h>
 #include <fmt/format.h>

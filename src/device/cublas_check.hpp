@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/error.hpp"
+#include "src/core/error.hpp"
 
 namespace nvfp4 {
 

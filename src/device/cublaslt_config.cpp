@@ -1,12 +1,12 @@
-#include "device/cublaslt_config.hpp"
+#include "src/device/cublaslt_config.hpp"
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
-#include "device/cublas_check.hpp"
-#include "device/device_info.hpp"
-#include "format/fp8_block_scales.hpp"
-#include "format/nvfp4.hpp"
+#include "src/core/error.hpp"
+#include "src/device/cublas_check.hpp"
+#include "src/device/device_info.hpp"
+#include "src/format/fp8_block_scales.hpp"
+#include "src/format/nvfp4.hpp"
 
 namespace nvfp4::lt {
 

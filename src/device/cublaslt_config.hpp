@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "kernels/kernel.hpp"
+#include "src/gemm/gemm.hpp"
 
 namespace nvfp4 {
 

@@ -1,12 +1,12 @@
-#include "device/cublaslt_gemm.hpp"
+#include "src/device/cublaslt_gemm.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdint>
 
-#include "core/error.hpp"
-#include "device/buffer.hpp"
-#include "device/cublas_check.hpp"
+#include "src/core/error.hpp"
+#include "src/device/buffer.hpp"
+#include "src/device/cublas_check.hpp"
 
 namespace nvfp4::lt {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "device/cublaslt_config.hpp"
+#include "src/device/cublaslt_config.hpp"
 
 namespace nvfp4::lt {
 

@@ -1,4 +1,4 @@
-#include "device/cuda_check.hpp"
+#include "src/device/cuda_check.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "device/device_info.hpp"
+#include "src/device/device_info.hpp"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>

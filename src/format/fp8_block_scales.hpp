@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "format/nvfp4.hpp"
+#include "src/format/nvfp4.hpp"
 
 namespace nvfp4 {
 

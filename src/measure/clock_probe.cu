@@ -2,8 +2,8 @@
 // counts its own SM's clock64 cycles meanwhile, so cycles / ns is the SM clock.
 #include <cstdint>
 
-#include "device/cuda_check.hpp"
-#include "measure/sm_clock.hpp"
+#include "src/device/cuda_check.hpp"
+#include "src/measure/sm_clock.hpp"
 
 namespace nvfp4 {
 

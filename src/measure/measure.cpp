@@ -1,11 +1,11 @@
-#include "measure/measure.hpp"
+#include "src/measure/measure.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "core/error.hpp"
+#include "src/core/error.hpp"
 
 namespace nvfp4 {
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "device/buffer.hpp"
-#include "measure/sampler.hpp"
-#include "measure/sm_clock.hpp"
-#include "measure/stats.hpp"
+#include "src/device/buffer.hpp"
+#include "src/measure/sampler.hpp"
+#include "src/measure/sm_clock.hpp"
+#include "src/measure/stats.hpp"
 
 namespace nvfp4 {
 

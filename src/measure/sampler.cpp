@@ -1,4 +1,4 @@
-#include "measure/sampler.hpp"
+#include "src/measure/sampler.hpp"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "measure/stats.hpp"
+#include "src/measure/stats.hpp"
 
 namespace nvfp4 {
 

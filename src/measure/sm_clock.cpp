@@ -1,12 +1,12 @@
-#include "measure/sm_clock.hpp"
+#include "src/measure/sm_clock.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "device/device_info.hpp"
-#include "measure/stats.hpp"
+#include "src/device/device_info.hpp"
+#include "src/measure/stats.hpp"
 
 namespace nvfp4 {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "device/buffer.hpp"
+#include "src/device/buffer.hpp"
 
 namespace nvfp4 {
 

@@ -1,4 +1,4 @@
-#include "measure/stats.hpp"
+#include "src/measure/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

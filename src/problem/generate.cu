@@ -1,6 +1,6 @@
 // GPU operand generation: one thread per 16-element block, the same generate_block as the host.
-#include "device/cuda_check.hpp"
-#include "problem/problem.hpp"
+#include "src/device/cuda_check.hpp"
+#include "src/problem/problem.hpp"
 
 namespace nvfp4 {
 namespace {

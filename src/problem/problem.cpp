@@ -1,12 +1,12 @@
-#include "problem/problem.hpp"
+#include "src/problem/problem.hpp"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <limits>
 
-#include "core/error.hpp"
-#include "core/parallel.hpp"
+#include "src/core/error.hpp"
+#include "src/core/parallel.hpp"
 
 namespace nvfp4 {
 

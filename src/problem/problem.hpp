@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "device/buffer.hpp"
-#include "format/nvfp4.hpp"
-#include "kernels/kernel.hpp"
-#include "problem/generate.hpp"
+#include "src/device/buffer.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/gemm/gemm.hpp"
+#include "src/problem/generate.hpp"
 
 namespace nvfp4 {
 

@@ -4,7 +4,7 @@
 // verification are left out: a wrong kernel's speed is no metric (the exit code says it failed).
 #include <nlohmann/json.hpp>
 
-#include "report/writer.hpp"
+#include "src/report/writer.hpp"
 
 namespace nvfp4 {
 

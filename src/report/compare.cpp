@@ -1,12 +1,12 @@
-#include "report/compare.hpp"
+#include "src/report/compare.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <map>
 
-#include "core/error.hpp"
-#include "measure/stats.hpp"
+#include "src/core/error.hpp"
+#include "src/measure/stats.hpp"
 
 namespace nvfp4 {
 

@@ -1,7 +1,7 @@
 // CSV: a header and one row per timing (RFC 4180 quoting), for spreadsheets and pandas.
 #include <fmt/format.h>
 
-#include "report/writer.hpp"
+#include "src/report/writer.hpp"
 
 namespace nvfp4 {
 

@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "report/writer.hpp"
+#include "src/report/writer.hpp"
 
 namespace nvfp4 {
 

@@ -1,4 +1,4 @@
-#include "report/json_report.hpp"
+#include "src/report/json_report.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/error.hpp"
+#include "src/core/error.hpp"
 
 namespace nvfp4 {
 

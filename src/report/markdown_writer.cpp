@@ -1,7 +1,7 @@
 // A Markdown table for pull-request comments and CI job summaries: one row per timing.
 #include <fmt/format.h>
 
-#include "report/writer.hpp"
+#include "src/report/writer.hpp"
 
 namespace nvfp4 {
 

@@ -1,4 +1,4 @@
-#include "report/npy.hpp"
+#include "src/report/npy.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/error.hpp"
+#include "src/core/error.hpp"
 
 namespace nvfp4 {
 

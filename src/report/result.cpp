@@ -1,10 +1,10 @@
-#include "report/result.hpp"
+#include "src/report/result.hpp"
 
 #include <unistd.h>
 
 #include <ctime>
 
-#include "measure/sm_clock.hpp"
+#include "src/measure/sm_clock.hpp"
 
 namespace nvfp4 {
 

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "device/device_info.hpp"
-#include "device/sol.hpp"
-#include "kernels/kernel.hpp"
-#include "measure/measure.hpp"
-#include "problem/problem.hpp"
-#include "verify/verify.hpp"
+#include "src/device/device_info.hpp"
+#include "src/measure/sol.hpp"
+#include "src/gemm/gemm.hpp"
+#include "src/measure/measure.hpp"
+#include "src/problem/problem.hpp"
+#include "src/verify/verify.hpp"
 
 namespace nvfp4 {
 
@@ -32,7 +32,7 @@ struct TimingResult {
   double gbps = 0;    // minimum traffic (padded scales included) / median
   double kernel_speedup = 0;  // peers: peer median / kernel median (> 1: the kernel is faster)
   // Fraction of the speed of light: sol_us / median, filled by set_speed_of_light when the
-  // device's speed of light is known (device/sol.hpp); absent otherwise.
+  // device's speed of light is known (src/measure/sol.hpp); absent otherwise.
   std::optional<double> sol_us, sol_fraction;
   std::string sol_basis;  // what the SOL figure rests on, e.g. "NVIDIA H200 SXM, memory bound"
   void set_speed_of_light(double sol_us, const std::string& basis);

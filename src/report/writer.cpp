@@ -1,8 +1,8 @@
-#include "report/writer.hpp"
+#include "src/report/writer.hpp"
 
 #include <fmt/format.h>
 
-#include "report/json_report.hpp"
+#include "src/report/json_report.hpp"
 
 namespace nvfp4 {
 

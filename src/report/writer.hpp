@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "report/result.hpp"
+#include "src/report/result.hpp"
 
 namespace nvfp4 {
 

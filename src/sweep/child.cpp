@@ -1,4 +1,4 @@
-#include "sweep/child.hpp"
+#include "src/sweep/child.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

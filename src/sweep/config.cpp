@@ -1,4 +1,4 @@
-#include "sweep/config.hpp"
+#include "src/sweep/config.hpp"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.hpp"
-#include "problem/problem.hpp"
+#include "src/core/error.hpp"
+#include "src/problem/problem.hpp"
 
 namespace nvfp4::sweep {
 

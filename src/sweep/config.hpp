@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel.hpp"
+#include "src/gemm/gemm.hpp"
 
 namespace nvfp4::sweep {
 

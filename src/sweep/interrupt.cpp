@@ -1,4 +1,4 @@
-#include "sweep/interrupt.hpp"
+#include "src/sweep/interrupt.hpp"
 
 #include <signal.h>
 

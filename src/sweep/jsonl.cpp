@@ -1,4 +1,4 @@
-#include "sweep/jsonl.hpp"
+#include "src/sweep/jsonl.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/error.hpp"
+#include "src/core/error.hpp"
 
 namespace nvfp4::sweep {
 

@@ -1,12 +1,12 @@
-#include "sweep/merge.hpp"
+#include "src/sweep/merge.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 #include <set>
 
-#include "core/error.hpp"
-#include "sweep/runner.hpp"
+#include "src/core/error.hpp"
+#include "src/sweep/runner.hpp"
 
 namespace nvfp4::sweep {
 

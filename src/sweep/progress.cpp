@@ -1,4 +1,4 @@
-#include "sweep/progress.hpp"
+#include "src/sweep/progress.hpp"
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.hpp"
+#include "src/core/error.hpp"
 
 namespace nvfp4::sweep {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "sweep/config.hpp"
+#include "src/sweep/config.hpp"
 
 namespace nvfp4::sweep {
 

@@ -1,4 +1,4 @@
-#include "sweep/runner.hpp"
+#include "src/sweep/runner.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -16,14 +16,14 @@
 #include <sstream>
 #include <thread>
 
-#include "app/commands.hpp"
-#include "core/error.hpp"
-#include "kernels/plugin/plugin_loader.hpp"
-#include "report/json_report.hpp"
-#include "sweep/child.hpp"
-#include "sweep/interrupt.hpp"
-#include "sweep/jsonl.hpp"
-#include "sweep/progress.hpp"
+#include "src/case/run_options.hpp"
+#include "src/core/error.hpp"
+#include "src/registry/plugin_loader.hpp"
+#include "src/report/json_report.hpp"
+#include "src/sweep/child.hpp"
+#include "src/sweep/interrupt.hpp"
+#include "src/sweep/jsonl.hpp"
+#include "src/sweep/progress.hpp"
 
 namespace nvfp4::sweep {
 
@@ -201,7 +201,7 @@ struct SweepRun {
   std::optional<json> run_isolated(const SweepCase& c, std::optional<int> device,
                                    json& sweep_info) {
     std::vector<std::string> argv = {exe};
-    // The parent's plugins, so a case can name their kernels (kernels/plugin/plugin_loader.hpp).
+    // The parent's plugins, so a case can name their kernels (src/registry/plugin_loader.hpp).
     for (const auto& lib : loaded_kernel_libraries()) argv.insert(argv.end(), {"--kernel-lib", lib});
     const auto args = c.run_args();
     argv.insert(argv.end(), args.begin(), args.end());

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep/config.hpp"
+#include "src/sweep/config.hpp"
 
 namespace nvfp4::sweep {
 

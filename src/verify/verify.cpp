@@ -1,9 +1,9 @@
-#include "verify/verify.hpp"
+#include "src/verify/verify.hpp"
 
 #include <cmath>
 
-#include "format/nvfp4.hpp"
-#include "problem/generate.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/problem/generate.hpp"
 
 namespace nvfp4 {
 

@@ -6,7 +6,7 @@
  *   EMPTY      lists no kernels
  *   BAD_NAME   names its kernel "has space"
  */
-#include "kernels/plugin/nvfp4bench_plugin.h"
+#include "nvfp4bench/plugin.h"
 
 static int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o,
                    void* ws, void* stream, char* msg, size_t size) {

@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "kernels/plugin/example/example_gemm.hpp"
-#include "kernels/plugin/nvfp4bench_plugin.h"
+#include "examples/plugins/example_gemm.hpp"
+#include "nvfp4bench/plugin.h"
 
 namespace {
 

@@ -1,12 +1,12 @@
 // Deliberately broken host kernels, built only for the tests, loaded with --kernel-lib: each
-// one computes C correctly (kernels/plugin/example/example_gemm.hpp) and then breaks it in one
+// one computes C correctly (examples/plugins/example_gemm.hpp) and then breaks it in one
 // known way, so the tests can assert exactly what the tool reports.
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
-#include "kernels/plugin/example/example_gemm.hpp"
-#include "kernels/plugin/nvfp4bench_plugin.h"
+#include "examples/plugins/example_gemm.hpp"
+#include "nvfp4bench/plugin.h"
 
 namespace {
 

@@ -1,0 +1,484 @@
+#include "src/case/run_case.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "src/core/error.hpp"
+#include "src/core/host_memory.hpp"
+#include "src/core/parallel.hpp"
+#include "src/measure/sol.hpp"
+#include "src/device/cuda_check.hpp"
+#include "kernels/reference/cpu_exact.hpp"
+#include "src/report/json_report.hpp"
+#include "src/report/npy.hpp"
+#include "src/registry/registry.hpp"
+
+namespace nvfp4 {
+
+Context Context::create(int device_ordinal) {
+  Context c;
+  c.dev = query_device(device_ordinal);
+  if (c.dev.has_gpu) {
+    NVFP4_CUDA_CHECK(cudaSetDevice(device_ordinal));
+    c.stream = std::make_unique<Stream>();
+    c.flusher = std::make_unique<L2Flusher>(c.dev.l2_bytes, device_ordinal);
+    c.clock = make_clock_reader(c.dev, &c.clock_note);
+  } else {
+    c.clock_note = "host backend: no SM clock";
+  }
+  return c;
+}
+
+DeviceTimer Context::timer() const {
+  DeviceTimer t;
+  t.stream = stream ? stream->get() : nullptr;
+  t.flusher = flusher.get();
+  t.clock = clock.get();
+  t.default_clock_mhz = dev.clock_khz / 1000.0;
+  t.l2_bytes = dev.l2_bytes;
+  return t;
+}
+
+namespace {
+
+const char* role_word(Role r) {
+  return r == Role::Kernel ? "kernel" : r == Role::Reference ? "reference" : "peer";
+}
+
+// Implementations that fit this backend: device ones with a GPU, host ones without. A host
+// reference also serves a GPU run (run_case copies the inputs back); a host kernel does not:
+// the GPU path hands kernels device pointers.
+bool fits_backend(const Gemm& g, const Context& ctx) {
+  if (!ctx.gpu()) return g.space() == Space::Host;
+  return g.space() == Space::Device || g.role() != Role::Kernel;
+}
+
+std::string list_names(Role role) {
+  std::string out = "auto";
+  for (const auto& n : names_of(role)) out += ", " + n;
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name, Role role,
+                              const Shape& shape, const Context& ctx) {
+  const std::string where =
+      ctx.gpu() ? fmt::format("GPU '{}' (compute capability {})", ctx.dev.name, ctx.dev.cc_string())
+                : std::string("this machine (no CUDA device)");
+  if (name == "auto") {
+    std::unique_ptr<Gemm> best;
+    std::string why_not;
+    for (const auto& e : registry()) {
+      if (e.role != role) continue;
+      auto g = e.make();
+      const Availability a = g->availability(ctx.dev);
+      if (!a.ok || !fits_backend(*g, ctx)) continue;
+      if (const std::string se = g->shape_error(shape); !se.empty()) {
+        why_not += fmt::format(" {}: {};", g->name(), se);
+        continue;
+      }
+      if (!best || g->auto_rank() > best->auto_rank()) best = std::move(g);
+    }
+    if (!best)
+      throw usage_error(fmt::format("{} auto: no {} can run {}x{}x{} L={} on {}:{}", field,
+                                    role_word(role), shape.m, shape.n, shape.k, shape.l, where,
+                                    why_not));
+    return best;
+  }
+  auto g = make_gemm(name, role);
+  if (!g)
+    throw usage_error(fmt::format("{} '{}': unknown {}; expected one of: {}", field, name,
+                                  role_word(role), list_names(role)));
+  const Availability a = g->availability(ctx.dev);
+  if (!a.ok || !fits_backend(*g, ctx)) {
+    std::string can;
+    for (const auto& e : registry()) {
+      if (e.role != role) continue;
+      auto other = e.make();
+      if (other->availability(ctx.dev).ok && fits_backend(*other, ctx))
+        can += (can.empty() ? "" : ", ") + other->name();
+    }
+    throw usage_error(fmt::format("{} '{}' cannot run on {}: {}; {}s that can run here: {}", field,
+                                  name, where,
+                                  !a.ok ? a.reason
+                                  : ctx.gpu() ? "a host kernel runs only on the host backend (no CUDA device)"
+                                              : "needs a CUDA device",
+                                  role_word(role), can.empty() ? "none" : can));
+  }
+  if (const std::string se = g->shape_error(shape); !se.empty())
+    throw usage_error(fmt::format("{} '{}' does not support {}x{}x{} L={}: {}", field, name,
+                                  shape.m, shape.n, shape.k, shape.l, se));
+  return g;
+}
+
+std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    if (n == "all") {
+      for (const auto& p : names_of(Role::Peer))
+        if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+      continue;
+    }
+    if (!make_gemm(n, Role::Peer))
+      throw usage_error(fmt::format("--peers '{}': unknown peer; expected all or a list of: {}", n,
+                                    fmt::join(names_of(Role::Peer), ", ")));
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
+namespace {
+
+// Operand copies for rotate/graph timing: copy 0 is `base`; the others get their own A, B and
+// scales (same values), all writing the one shared C.
+struct OperandCopies {
+  std::vector<DeviceTensors> extra;
+  std::vector<Operands> ops;
+  int64_t bytes_per_copy = 0;
+};
+
+OperandCopies make_copies(const Shape& s, const DeviceTensors& base, const Operands& base_ops,
+                          MeasureMode mode, size_t l2_bytes, cudaStream_t st) {
+  OperandCopies c;
+  c.bytes_per_copy = int64_t(base.a.bytes() + base.b.bytes() + base.sfa.bytes() + base.sfb.bytes() +
+                             base.sfa_blocked.bytes() + base.sfb_blocked.bytes());
+  const int n = rotation_copies(mode, c.bytes_per_copy, l2_bytes);
+  c.ops.push_back(base_ops);
+  c.extra.resize(size_t(n - 1));
+  for (DeviceTensors& t : c.extra) {
+    t.allocate(s);
+    const std::pair<DeviceBuffer*, const DeviceBuffer*> pairs[] = {
+        {&t.a, &base.a}, {&t.b, &base.b}, {&t.sfa, &base.sfa}, {&t.sfb, &base.sfb},
+        {&t.sfa_blocked, &base.sfa_blocked}, {&t.sfb_blocked, &base.sfb_blocked}};
+    for (const auto& [dst, src] : pairs)
+      NVFP4_CUDA_CHECK(cudaMemcpyAsync(dst->get(), src->get(), src->bytes(), cudaMemcpyDeviceToDevice, st));
+    Operands o = t.view();
+    o.c = base_ops.c;
+    c.ops.push_back(o);
+  }
+  NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
+  return c;
+}
+
+// Times one peer beside the kernel; a peer that cannot run here (or fails) is recorded with
+// the reason and the case goes on.
+TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTensors& dev,
+                      Context& ctx, const MeasureOptions& mo, const TensorBytes& bytes,
+                      std::vector<std::string>& notes) {
+  TimingResult t;
+  t.name = name;
+  t.role = "peer";
+  auto g = make_gemm(name, Role::Peer);
+  t.same_numerics = g->same_numerics();
+  const Availability a = g->availability(ctx.dev);
+  if (!a.ok) {
+    t.reason = a.reason;
+    return t;
+  }
+  if (const std::string se = g->shape_error(s); !se.empty()) {
+    t.reason = se;
+    return t;
+  }
+  try {
+    cudaStream_t st = ctx.stream->get();
+    const int64_t c_elems = s.l * s.m * s.n;
+    DeviceBuffer c(size_t(c_elems) * 2), ws(g->workspace_bytes(s));
+    Operands ops = dev.view();
+    ops.c = c.get<uint16_t>();
+    g->prepare(s, ops, st);
+    poison_device(ops.c, c_elems, st);
+    g->run(s, ops, ws.get(), st);
+    ctx.stream->sync();
+    std::vector<uint16_t> out(static_cast<size_t>(c_elems));
+    NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), ops.c, out.size() * 2, cudaMemcpyDeviceToHost));
+    if (const auto unwritten = std::count(out.begin(), out.end(), kPoisonFp16); unwritten > 0)
+      notes.push_back(fmt::format("peer {} left {} outputs unwritten", name, unwritten));
+    // Peers rotate over copies of the NVFP4 operands too (what a peer prepared from them in
+    // prepare(), e.g. converted FP8 operands, is its own and is not copied).
+    const OperandCopies pc = make_copies(s, dev, ops, mo.mode, ctx.dev.l2_bytes, st);
+    auto m = measure_device(
+        [&](cudaStream_t q, int copy) { g->run(s, pc.ops[size_t(copy)], ws.get(), q); },
+        int(pc.ops.size()), pc.bytes_per_copy, mo, ctx.timer());
+    TimingResult done = make_timing(name, "peer", std::move(m), s, bytes, g->same_numerics());
+    return done;
+  } catch (const Error& e) {
+    t.reason = std::string("failed: ") + e.what();
+    return t;
+  }
+}
+
+void save_tensors(const std::string& dir, const CaseSpec& spec, const HostTensors& h,
+                  const std::vector<uint16_t>& c, const std::vector<uint16_t>* ref,
+                  const std::string& kernel, const std::string& reference) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw usage_error(fmt::format("--save-tensors {}: cannot create ({})", dir, ec.message()));
+  const Shape& s = spec.problem.shape;
+  const int64_t kbs = s.k / kBlockSize;
+  write_npy(dir + "/a.npy", NpyType::U8, {s.l, s.m, s.k / 2}, h.a.data(), h.a.size());
+  write_npy(dir + "/b.npy", NpyType::U8, {s.l, s.n, s.k / 2}, h.b.data(), h.b.size());
+  write_npy(dir + "/sfa.npy", NpyType::U8, {s.l, s.m, kbs}, h.sfa.data(), h.sfa.size());
+  write_npy(dir + "/sfb.npy", NpyType::U8, {s.l, s.n, kbs}, h.sfb.data(), h.sfb.size());
+  write_npy(dir + "/sfa_blocked.npy", NpyType::U8, {s.l, int64_t(h.sfa_blocked.size()) / s.l},
+            h.sfa_blocked.data(), h.sfa_blocked.size());
+  write_npy(dir + "/sfb_blocked.npy", NpyType::U8, {s.l, int64_t(h.sfb_blocked.size()) / s.l},
+            h.sfb_blocked.data(), h.sfb_blocked.size());
+  write_npy(dir + "/c.npy", NpyType::F16, {s.l, s.m, s.n}, c.data(), c.size() * 2);
+  if (ref) write_npy(dir + "/ref.npy", NpyType::F16, {s.l, s.m, s.n}, ref->data(), ref->size() * 2);
+  const nlohmann::json pj = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"l", s.l},
+                             {"seed", spec.problem.seed}, {"dist", dist_name(spec.problem.dist)},
+                             {"kernel", kernel}, {"reference", reference},
+                             {"ref_npy", ref ? "full reference output" : "absent: sampled verification"}};
+  write_text_file_atomic(dir + "/problem.json", pj.dump(2) + "\n");
+}
+
+}  // namespace
+
+void apply_speed_of_light(CaseResult& r, const DeviceInfo& dev) {
+  if (!dev.has_gpu) return;
+  const SolResult sol = speed_of_light_for(r.problem.shape, dev, Numerics::FP4);
+  r.speed_of_light = sol;
+  if (!sol.known) return;
+  const std::string basis = fmt::format("{}, {} bound ({})", sol.gpu, sol.bound(), sol.compute_format);
+  for (auto* t : {r.kernel_timing ? &*r.kernel_timing : nullptr,
+                  r.reference_timing ? &*r.reference_timing : nullptr})
+    if (t && t->ran) t->set_speed_of_light(sol.sol_s * 1e6, basis);
+  for (auto& p : r.peers)
+    if (p.ran) p.set_speed_of_light(sol.sol_s * 1e6, basis);
+}
+
+CaseResult run_case(const CaseSpec& spec, Context& ctx) {
+  const Shape& s = spec.problem.shape;
+  validate_shape(s);
+  CaseResult r;
+  r.problem = spec.problem;
+  r.tolerance = spec.tolerance;
+  r.bytes = TensorBytes::of(s);
+
+  const std::vector<std::string> peer_names = resolve_peer_names(spec.peers);
+  auto kernel = resolve("--kernel", spec.kernel, Role::Kernel, s, ctx);
+  auto reference = resolve("--reference", spec.reference, Role::Reference, s, ctx);
+  r.kernel = kernel->name();
+  r.kernel_description = kernel->description();
+  r.reference = reference->name();
+  r.reference_description = reference->description();
+  const int64_t c_elems = s.l * s.m * s.n;
+
+  // Sampled or full: a full CPU check of a huge problem would take minutes.
+  int64_t sample = spec.verify_sample;
+  if (sample == 0 && reference->space() == Space::Host &&
+      double(s.m) * double(s.n) * double(s.k) * double(s.l) > kAutoSampleMacs) {
+    sample = kAutoSampleCount;
+    r.notes.push_back(fmt::format("full CPU check too large: sampled {} elements", sample));
+  }
+  sample = std::min(sample, c_elems);
+  const bool need_host_inputs = !ctx.gpu() || reference->space() == Space::Host ||
+                                !spec.save_tensors_dir.empty() || spec.verify_exact > 0;
+
+  // Refused up front, with the sizes: an overcommitted allocation would not fail cleanly.
+  const std::string shape_text = fmt::format("{}x{}x{} L={}", s.m, s.n, s.k, s.l);
+  require_host_memory((need_host_inputs || !ctx.gpu() ? r.bytes.total() : 0) + 2 * r.bytes.c +
+                          (ctx.gpu() ? 0 : int64_t(kernel->workspace_bytes(s))),
+                      shape_text);
+  if (ctx.gpu()) {
+    size_t free_bytes = 0, total_bytes = 0;
+    NVFP4_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const int64_t need = r.bytes.total() + (reference->space() == Space::Device ? r.bytes.c : 0) +
+                         int64_t(kernel->workspace_bytes(s)) + int64_t(reference->workspace_bytes(s));
+    if (need > int64_t(free_bytes))
+      throw runtime_error(fmt::format("out of device memory: {} needs {} on the GPU, {} free of {}",
+                                      shape_text, byte_text(double(need)), byte_text(double(free_bytes)),
+                                      byte_text(double(total_bytes))));
+  }
+
+  HostTensors host;
+  if (need_host_inputs || !ctx.gpu()) host.allocate(s);
+  std::vector<uint16_t> kernel_out(static_cast<size_t>(c_elems));
+  std::vector<uint16_t> ref_out;
+  std::vector<Coord> coords;
+  if (sample > 0) coords = sample_coords(s, sample, spec.problem.seed ^ 0x5eedull);
+
+  if (ctx.gpu()) {
+    cudaStream_t st = ctx.stream->get();
+    DeviceTensors dev;
+    dev.allocate(s);
+    generate_device(spec.problem, dev, st);
+    ctx.stream->sync();
+    if (need_host_inputs) copy_inputs_to_host(dev, host);
+
+    // Kernel: poisoned output, one checked run, then the result back to the host.
+    Operands kops = dev.view();
+    DeviceBuffer kws(kernel->workspace_bytes(s));
+    kernel->prepare(s, kops, st);
+    poison_device(kops.c, c_elems, st);
+    kernel->run(s, kops, kws.get(), st);
+    ctx.stream->sync();
+    NVFP4_CUDA_CHECK(cudaMemcpy(kernel_out.data(), kops.c, size_t(c_elems) * 2, cudaMemcpyDeviceToHost));
+
+    // Reference into its own poisoned buffer.
+    if (reference->space() == Space::Device) {
+      DeviceBuffer ref_c(size_t(c_elems) * 2);
+      Operands rops = dev.view();
+      rops.c = ref_c.get<uint16_t>();
+      DeviceBuffer rws(reference->workspace_bytes(s));
+      reference->prepare(s, rops, st);
+      poison_device(rops.c, c_elems, st);
+      reference->run(s, rops, rws.get(), st);
+      ctx.stream->sync();
+      ref_out.resize(size_t(c_elems));
+      NVFP4_CUDA_CHECK(cudaMemcpy(ref_out.data(), rops.c, size_t(c_elems) * 2, cudaMemcpyDeviceToHost));
+      if (spec.time_reference) {
+        // A reference that cannot be timed this way (e.g. not capturable in a CUDA graph) loses
+        // its timing, not the kernel's; a real fault resurfaces at the kernel's next call.
+        try {
+          const OperandCopies rc = make_copies(s, dev, rops, spec.measure.mode, ctx.dev.l2_bytes, st);
+          auto m = measure_device(
+              [&](cudaStream_t q, int copy) { reference->run(s, rc.ops[size_t(copy)], rws.get(), q); },
+              int(rc.ops.size()), rc.bytes_per_copy, spec.measure, ctx.timer());
+          r.reference_timing = make_timing(reference->name(), "reference", std::move(m), s, r.bytes);
+        } catch (const Error& e) {
+          r.notes.push_back(fmt::format("reference not timed: {}", e.what()));
+        }
+      }
+    }
+
+    const OperandCopies kc = make_copies(s, dev, kops, spec.measure.mode, ctx.dev.l2_bytes, st);
+    auto m = measure_device(
+        [&](cudaStream_t q, int copy) { kernel->run(s, kc.ops[size_t(copy)], kws.get(), q); },
+        int(kc.ops.size()), kc.bytes_per_copy, spec.measure, ctx.timer());
+    r.kernel_timing = make_timing(kernel->name(), "kernel", std::move(m), s, r.bytes);
+    for (const auto* t : {&r.kernel_timing, &r.reference_timing}) {
+      if (!*t || (*t)->measurement.clock.dropped_low_clock == 0) continue;
+      const Measurement& tm = (*t)->measurement;
+      r.notes.push_back(fmt::format("{} timing: {} of {} samples dropped, SM clock under {:.0f} MHz",
+                                    (*t)->name, tm.clock.dropped_low_clock, tm.attempts,
+                                    tm.clock.policy.threshold_mhz()));
+    }
+
+    for (const auto& name : peer_names) {
+      TimingResult t = run_peer(name, s, dev, ctx, spec.measure, r.bytes, r.notes);
+      if (t.ran && r.kernel_timing->measurement.stats.median > 0)
+        t.kernel_speedup = t.measurement.stats.median / r.kernel_timing->measurement.stats.median;
+      r.peers.push_back(std::move(t));
+    }
+  } else {
+    for (const auto& name : peer_names) {
+      TimingResult t;
+      t.name = name;
+      t.role = "peer";
+      t.reason = "needs a CUDA device";
+      r.peers.push_back(std::move(t));
+    }
+    generate_host(spec.problem, host);
+    Operands kops = host.view();
+    kops.c = kernel_out.data();
+    poison_host(kops.c, c_elems);
+    std::vector<uint8_t> kws(kernel->workspace_bytes(s));
+    kernel->prepare(s, kops, nullptr);
+    kernel->run(s, kops, kws.data(), nullptr);
+    MeasureOptions mo = spec.measure;
+    auto m = measure_host([&] { kernel->run(s, kops, kws.data(), nullptr); }, mo);
+    r.kernel_timing = make_timing(kernel->name(), "kernel", std::move(m), s, r.bytes);
+  }
+
+  // The CPU reference (full or at the sampled coordinates), timed once.
+  if (reference->space() == Space::Host) {
+    Operands hops = host.view();
+    if (sample > 0) {
+      ref_out.assign(size_t(c_elems), kPoisonFp16);
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<uint16_t> vals(coords.size());
+      parallel_for(int64_t(coords.size()), [&](int64_t t) {
+        const Coord& c = coords[size_t(t)];
+        vals[size_t(t)] = exact_element_fp16(s, hops, c.batch, c.i, c.j);
+      });
+      for (size_t t = 0; t < coords.size(); ++t) {
+        const Coord& c = coords[t];
+        ref_out[size_t((c.batch * s.m + c.i) * s.n + c.j)] = vals[t];
+      }
+      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      r.notes.push_back(fmt::format("cpu reference: {} sampled elements in {:.3f} s", coords.size(), us * 1e-6));
+    } else {
+      ref_out.assign(size_t(c_elems), kPoisonFp16);
+      hops.c = ref_out.data();
+      MeasureOptions once;  // the CPU reference is slow: one untimed-warm-up-free sample
+      once.warmup = 0;
+      once.warmup_s = 0;
+      once.iters = 1;
+      Measurement m = measure_host([&] { reference->run(s, hops, nullptr, nullptr); }, once);
+      r.reference_timing = make_timing(reference->name(), "reference", std::move(m), s, r.bytes);
+    }
+  }
+
+  // Verify: a reference that left outputs unwritten is an error of the reference, not the kernel.
+  if (sample > 0) {
+    Verifier v(spec.tolerance, "sampled");
+    for (const Coord& c : coords) {
+      const int64_t idx = (c.batch * s.m + c.i) * s.n + c.j;
+      v.check(c, kernel_out[size_t(idx)], ref_out[size_t(idx)]);
+    }
+    r.verification = v.result();
+  } else {
+    const int64_t ref_unwritten = std::count(ref_out.begin(), ref_out.end(), kPoisonFp16);
+    if (ref_unwritten > 0) {
+      r.disposition = Disposition::Error;
+      r.message = fmt::format("reference '{}' left {} of {} outputs unwritten", r.reference,
+                              ref_unwritten, c_elems);
+      apply_speed_of_light(r, ctx.dev);
+      return r;
+    }
+    r.verification = verify_full(s, kernel_out.data(), ref_out.data(), spec.tolerance);
+  }
+  const VerifyResult& v = *r.verification;
+  if (v.passed()) {
+    r.disposition = Disposition::Passed;
+  } else {
+    r.disposition = Disposition::Incorrect;
+    r.message = fmt::format("{} of {} checked elements mismatch ({} unwritten)", v.mismatches,
+                            v.checked, v.unwritten);
+  }
+
+  // --verify-exact: both kernel and reference against the exact CPU value at sampled points,
+  // so a wrong reference is caught too.
+  if (spec.verify_exact > 0) {
+    const auto pts = sample_coords(s, std::min(spec.verify_exact, c_elems), spec.problem.seed ^ 0xe8ac7ull);
+    Operands hops = host.view();
+    std::vector<uint16_t> exact(pts.size());
+    parallel_for(int64_t(pts.size()), [&](int64_t t) {
+      const Coord& c = pts[size_t(t)];
+      exact[size_t(t)] = exact_element_fp16(s, hops, c.batch, c.i, c.j);
+    });
+    Verifier vk(spec.tolerance, "sampled"), vr(spec.tolerance, "sampled");
+    for (size_t t = 0; t < pts.size(); ++t) {
+      const Coord& c = pts[t];
+      const size_t idx = size_t((c.batch * s.m + c.i) * s.n + c.j);
+      vk.check(c, kernel_out[idx], exact[t]);
+      vr.check(c, ref_out[idx] == kPoisonFp16 && sample > 0 ? exact[t] : ref_out[idx], exact[t]);
+    }
+    r.exact_kernel = vk.result();
+    r.exact_reference = vr.result();
+    if (!r.exact_reference->passed()) {
+      r.disposition = Disposition::Error;
+      r.message = fmt::format("reference '{}' disagrees with the exact CPU reference at {} of {} "
+                              "sampled elements", r.reference, r.exact_reference->mismatches,
+                              r.exact_reference->checked);
+    } else if (!r.exact_kernel->passed() && r.disposition == Disposition::Passed) {
+      r.disposition = Disposition::Incorrect;
+      r.message = fmt::format("kernel disagrees with the exact CPU reference at {} of {} sampled "
+                              "elements", r.exact_kernel->mismatches, r.exact_kernel->checked);
+    }
+  }
+
+  if (!spec.save_tensors_dir.empty())
+    save_tensors(spec.save_tensors_dir, spec, host, kernel_out, sample > 0 ? nullptr : &ref_out,
+                 r.kernel, r.reference);
+  apply_speed_of_light(r, ctx.dev);
+  return r;
+}
+
+}  // namespace nvfp4

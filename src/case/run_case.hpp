@@ -1,0 +1,60 @@
+// One case end to end: generate, run kernel and reference, verify, time, collect the result.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/device/buffer.hpp"
+#include "src/device/device_info.hpp"
+#include "src/measure/measure.hpp"
+#include "src/report/result.hpp"
+
+namespace nvfp4 {
+
+struct CaseSpec {
+  Problem problem;
+  std::string kernel = "auto";
+  std::string reference = "auto";
+  Tolerance tolerance;
+  int64_t verify_sample = 0;  // 0: full check (or automatic sampling when too big for the CPU)
+  MeasureOptions measure;
+  bool time_reference = true;
+  std::string save_tensors_dir;  // empty: don't save
+  std::vector<std::string> peers;  // timed beside the kernel ("all" expanded by the caller)
+  int64_t verify_exact = 0;        // also check N sampled elements of kernel AND reference on the CPU
+};
+
+// Expands "all" and checks every peer name; throws usage_error for an unknown one.
+std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names);
+
+// The machine a sweep of cases runs on, set up once.
+struct Context {
+  DeviceInfo dev;
+  std::unique_ptr<Stream> stream;       // GPU only
+  std::unique_ptr<L2Flusher> flusher;   // GPU only
+  std::unique_ptr<SmClockReader> clock; // GPU only: NVML or the probe kernel
+  std::string clock_note;               // which clock source, and why
+  bool gpu() const { return dev.has_gpu; }
+  std::string clock_source() const { return clock ? clock->source() : "none"; }
+  DeviceTimer timer() const;
+  static Context create(int device_ordinal);
+};
+
+// Name resolution; throw usage_error (exit 2) with one line naming the field and what is allowed.
+std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name, Role role,
+                              const Shape& shape, const Context& ctx);
+
+// Runs one case. Usage errors (unknown names, unsupported shapes) propagate as nvfp4::Error;
+// CUDA failures too (the context may be unusable after a fault).
+CaseResult run_case(const CaseSpec& spec, Context& ctx);
+
+// The problem's speed of light on `dev` (src/measure/sol.hpp), and the fraction of it each timing of
+// the case reaches. Nothing without a GPU.
+void apply_speed_of_light(CaseResult& r, const DeviceInfo& dev);
+
+// Cases whose full CPU check would take too long are sampled automatically.
+constexpr double kAutoSampleMacs = 1.5e11;
+constexpr int64_t kAutoSampleCount = 100000;
+
+}  // namespace nvfp4

@@ -1,0 +1,2 @@
+// Fixture for the layering test: the tool header reached through a relative path.
+#pragma once
