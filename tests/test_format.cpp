@@ -115,7 +115,7 @@ TEST(E4M3, ScaleDecodeIgnoresSign) {
 }
 
 TEST(Exactness, ValueTimesScaleFitsFp16) {
-  // Facts sheet, section 1: every E2M1 x E4M3 product is exact in fp16.
+  // docs/facts.md section 1: every E2M1 x E4M3 product is exact in fp16.
   for (unsigned v = 0; v < 16; ++v)
     for (unsigned s = 0; s < 0x7F; ++s) {
       const double p = double(e2m1_decode(v)) * double(e4m3_decode(s));

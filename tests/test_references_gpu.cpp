@@ -3,7 +3,7 @@
 //  - cublaslt-f16 agrees with cpu-exact on the ten GPU MODE test shapes (every element), on
 //    batched and unaligned shapes, and on ~4000 sampled elements of the three benchmark shapes;
 //  - cublaslt-nvfp4 does the same where it is available (Blackwell), and on Hopper cuBLASLt
-//    answers NOT_SUPPORTED as the facts sheet records;
+//    answers NOT_SUPPORTED as docs/facts.md section 3 records;
 //  - every available peer runs on 128x256x256 (L = 1 and 2) and writes every output element;
 //    same-numerics peers agree with cpu-exact, the others are close in relative terms;
 //  - the naive kernel agrees with cublaslt-f16.
@@ -261,7 +261,7 @@ TEST(CublasLtNvfp4, OnHopperCublasLtAnswersNotSupported) {
   const Availability av = g->availability(dev);
   EXPECT_FALSE(av.ok);
   EXPECT_NE(av.reason.find("compute capability 10.0"), std::string::npos) << av.reason;
-  // Past the gate, the heuristic itself refuses (facts sheet: status 15, 0 algorithms on H200).
+  // Past the gate, the heuristic itself refuses (docs/facts.md section 3: status 15, 0 algorithms on H200).
   const Availability probe = lt::probe(lt::make_nvfp4_config(kProbeShape, lt::OutType::F16));
   EXPECT_FALSE(probe.ok);
   std::cout << "[ info ] cuBLASLt NVFP4 on " << dev.name << ": " << probe.reason << "\n";

@@ -85,7 +85,7 @@ TEST(Sm90Gemm, HeuristicFillsTheGpuAtSmallM) {
 }
 
 // The v3 cost model must pick the split measured fastest on the H200 for each shape it was
-// fitted to (every split 1..16 timed in one run: bench/results/h200/sm90-dev/run9-v3-smemb/
+// fitted to (every split 1..16 timed in one run: commit c0ec880, bench/results/h200/sm90-dev/run9-v3-smemb/
 // c-bench.txt). The old model picked split 3 for 384x7168x2304 (59.2 us against 49.2 for
 // split 1) and split 10 for 128x1536x7168 (25.3 against 24.7 for split 7).
 TEST(Sm90Gemm, HeuristicPicksTheMeasuredBestSplit) {

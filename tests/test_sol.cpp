@@ -1,5 +1,5 @@
 // The speed-of-light table and arithmetic: GPU matching, GPU MODE's B200 figures, the H200
-// floors of the facts sheet (section 6), the FP16 fallback without FP4 tensor cores, unknown GPUs.
+// floors of docs/facts.md section 6, the FP16 fallback without FP4 tensor cores, unknown GPUs.
 #include <gtest/gtest.h>
 
 #include "tests/gpu_test.hpp"
@@ -83,7 +83,7 @@ TEST(SolMath, B200DatasheetBandwidthAndAComputeBoundShape) {
 }
 
 TEST(SolMath, H200FloorsOfTheFactsSheet) {
-  // Facts sheet section 6: BF16 compute floor at 790 TF/s and FP4-bytes floor at 4.3 TB/s,
+  // docs/facts.md section 6: BF16 compute floor at 790 TF/s and FP4-bytes floor at 4.3 TB/s,
   // printed to the precision given there (the check: our figure rounds to the printed one).
   struct Row {
     Shape s;

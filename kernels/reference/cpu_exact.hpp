@@ -1,4 +1,4 @@
-// The exact CPU reference (facts sheet, section 1): per 16-element block the integer sum of
+// The exact CPU reference (docs/facts.md section 1): per 16-element block the integer sum of
 // (2a)(2b), times sa*sb, accumulated in double over the blocks in K order and rounded once to
 // fp16. The full and the per-element paths produce bit-identical results.
 #pragma once

@@ -1,5 +1,5 @@
 // NVFP4 -> FP16/BF16 dequantization on the GPU: value * block scale, which is exact in both
-// formats (facts sheet, section 1). The cuBLASLt FP16 emulation reference and the 16-bit peers
+// formats (docs/facts.md section 1). The cuBLASLt FP16 emulation reference and the 16-bit peers
 // feed cuBLASLt with its output.
 #pragma once
 

@@ -4,7 +4,7 @@
 // One 32-bit word holds 8 packed codes n0..n7 (n_e in bits 4e..4e+3, the lower K index in the
 // lower nibble). e2m1x2_raw<I> builds an fp16x2 from codes (n_I, n_{I+4}): the 3 magnitude bits
 // go to fp16 bits 11..9 (low 2 exponent bits + top mantissa bit) and the sign to bit 15. Such an
-// fp16 is exactly value * 2^-14 for every code, subnormal codes 0 and 0.5 included (facts sheet
+// fp16 is exactly value * 2^-14 for every code, subnormal codes 0 and 0.5 included (docs/facts.md
 // section 4, "shift and mask, then one multiply that fixes the exponent bias").
 //
 // The multiply that fixes the bias also applies the block scale. scale * 2^14 overflows fp16 for

@@ -83,7 +83,7 @@ double estimate_us(const Shape& s, const Config& c, int sms) {
   return t;
 }
 
-// v2, fitted to the H200 sweep (bench/results/h200/sm90-dev/run3-v2ws): a 64-wide K granule of a
+// v2, fitted to the H200 sweep (git show 8820f35:bench/results/h200/sm90-dev/run3-v2ws): a 64-wide K granule of a
 // 128 x bn tile costs (460 + 6.2 bn) clocks at ~1.755 GHz (a fixed part per granule plus the
 // width), each CTA ~5.5 us of fill, drain and epilogue, the cluster reduction ~1.5 us per
 // split, and (amode 0) the A prepass: its bytes at ~2.5 TB/s plus a launch mostly hidden by PDL.
@@ -231,7 +231,7 @@ Config choose_config_v1(const Shape& s, int sms) {
   return best;
 }
 
-// v2's choice (bench comparisons). Measured on the H200 (bench/results/h200/sm90-dev/run5-*):
+// v2's choice (bench comparisons). Measured on the H200 (commit 8e8a0b6, bench/results/h200/sm90-dev/run5-*):
 // v1 is faster at small M with long K (128x7168x16384: 87.8 vs 90.2 us, 128x4096x7168: 30.9 vs
 // 36.5 us), v2 everywhere else measured. Within v2: every tile width and split 1..8 with the
 // prepass A (amode 0), cheapest by estimate_v2_us(); ties go to the smaller split.
@@ -278,7 +278,7 @@ V3Layout v3_layout(const Shape& s, const Config& c) {
 }
 
 // v3 cost model (128-row M tile), fitted to the H200 (every split 1..16 of ten shapes,
-// M 128..8192, bench/results/h200/sm90-dev/run9-v3-smemb/c-bench.txt; rms error 4 %, and it picks
+// M 128..8192, commit c0ec880, bench/results/h200/sm90-dev/run9-v3-smemb/c-bench.txt; rms error 4 %, and it picks
 // the measured best split on all ten): a 64-wide K granule of a 128x128 tile costs ~0.52 us;
 // every unit a CTA walks adds ~3 us (pipeline refill, epilogue) and, with split-K, ~1 us plus
 // ~1 us per split (the partial written, the last split reading all of them through one SM);

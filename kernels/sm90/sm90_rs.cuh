@@ -232,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1) rs_kernel(const Params p) {
       // k-step s starts 32 bytes (2 descriptor units) into the slot's 128-byte rows; one
       // descriptor plus small adds, which the compiler keeps in the uniform datapath (~8 fewer
       // uniform instructions per granule than building four: 1-2 % on every shape,
-      // bench/results/h200/sm90-dev/run9-v3-smemb/g-*).
+      // commit c0ec880, bench/results/h200/sm90-dev/run9-v3-smemb/g-*).
       const uint64_t d0 = dev::make_desc_sw128(aslots + slot * C::kASlot);
       uint64_t da[4];
 #pragma unroll

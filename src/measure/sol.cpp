@@ -37,9 +37,9 @@ const std::vector<GpuSpec>& gpu_specs() {
       {"NVIDIA H200 NVL", "H200 NVL", "", 9, 0, 0, 1670.5, 835.5, 4.8, 0, 0,
        "NVIDIA H200 datasheet (NVL)", false},
       // Same datasheet, H200 SXM column: 1,979 / 3,958 TF with sparsity; 4.8 TB/s.
-      // Measured here (facts sheet section 6): 790 TF/s BF16 cuBLAS, 4.3 TB/s device copy.
+      // Measured here (docs/facts.md section 6): 790 TF/s BF16 cuBLAS, 4.3 TB/s device copy.
       {"NVIDIA H200 SXM", "H200", "", 9, 0, 0, 1979.0, 989.5, 4.8, 790.0, 4.3,
-       "NVIDIA H200 datasheet (SXM); measured: nvfp4bench facts sheet section 6", false},
+       "NVIDIA H200 datasheet (SXM); measured: nvfp4bench docs/facts.md section 6", false},
       // GB200 NVL72 datasheet, per GPU: FP4 20 PF, FP8 10 PF, FP16/BF16 5 PF with sparsity;
       // 8 TB/s. Lead: read from secondary summaries of the datasheet.
       {"NVIDIA GB200", "GB200", "", 10, 0, 10000.0, 5000.0, 2500.0, 8.0, 0, 0,

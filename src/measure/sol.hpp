@@ -17,7 +17,7 @@ enum class Numerics { FP4, FP8, FP16 };
 const char* numerics_name(Numerics n);
 
 // Which figures to use: the datasheet's peaks, or what was measured on such a GPU where the
-// table has a measurement (facts sheet, section 6), falling back to the datasheet elsewhere.
+// table has a measurement (docs/facts.md section 6), falling back to the datasheet elsewhere.
 enum class SolBasis { Datasheet, Measured };
 
 struct GpuSpec {

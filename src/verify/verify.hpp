@@ -1,4 +1,4 @@
-// Verification (facts sheet, section 2): an element fails when |got - exp| > atol + rtol*|exp|,
+// Verification (docs/facts.md section 2): an element fails when |got - exp| > atol + rtol*|exp|,
 // or when their NaN / +Inf / -Inf status differs. Outputs still holding the poison pattern were
 // never written: they fail and are counted apart.
 #pragma once
