@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Reproduces the committed H200 results (bench/results/h200/README.md says which committed report
+# each step remakes). Run from the repository root on an H200 machine with the CUDA 13 toolkit in
+# /usr/local/cuda; the --devices check of step `tool` needs 2 GPUs (on one it says so).
+#
+#   OUT=out bash scripts/device/reproduce-h200.sh [STEP ...]      (default: every step, in order)
+#
+#   build       the README main command on the bare machine (scripts/setup && build/nvfp4bench,
+#               -> readme-main/), then the same build/ with tests and the development benchmarks:
+#               scripts/setup --tests -DNVFP4_BUILD_BENCH=ON -DNVFP4_SM90_PTXAS_VERBOSE=ON
+#   foundation  naive vs cpu-exact on the ten GPU MODE test shapes at L=1 and L=3 and on four
+#               ragged shapes (random seeds), one JSON report each; bench_cpu_reference
+#   measure     scripts/device/measure.sh (stability, cold/hot/rotate/graph, schema, compare)
+#   sanitize    scripts/device/sanitize.sh (memcheck, racecheck, synccheck, planted bugs)
+#   tool        ctest reports/plugin_gpu/cli, the oversized-problem refusal, scripts/device/sweep.sh
+#   sm90        test_sm90 + test_sm90_host, the GPU MODE sweep with every peer (+ scripts/plot),
+#               scripts/device/peers.sh, compute-sanitizer memcheck/racecheck of sm90, ptxas,
+#               sm90_bench --v3 on the six held-out GPU MODE test shapes
+#
+# Steps after `build` use its build/ (same machine). With the device tool (at most 10 minutes a
+# call, at most 8 files back) run it in three calls on one warm machine:
+#   `build foundation measure sanitize`, then `tool`, then `sm90`.
+# Each call leaves one archive, $OUT/reproduce-h200-<steps>.tgz, and prints a summary.
+set -uo pipefail
+OUT=${OUT:-out}; mkdir -p "$OUT"
+steps=("$@"); ((${#steps[@]})) || steps=(build foundation measure sanitize tool sm90)
+CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+log() { echo "== $*"; }
+need_build() { [[ -x build/nvfp4bench && -x build/tests/test_sm90 ]] || { echo "no build/ with tests: run step build first"; return 2; }; }
+
+step_build() {
+  local d="$OUT/readme-main"; mkdir -p "$d"
+  log "machine"; nvidia-smi -L
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+  log "README main command (bare machine)"
+  (scripts/setup && build/nvfp4bench --json "$d/default.json") > "$d/readme-main-command.log" 2>&1
+  echo "rc=$?"; tail -7 "$d/readme-main-command.log"
+  log "build with tests and development benchmarks"
+  scripts/setup --tests -DNVFP4_BUILD_BENCH=ON -DNVFP4_SM90_PTXAS_VERBOSE=ON > "$OUT/build.log" 2>&1
+  local rc=$?; echo "rc=$rc"; [[ $rc -eq 0 ]] || { grep -B2 -A3 -m5 error "$OUT/build.log"; return 1; }
+}
+
+step_foundation() {
+  need_build || return 2
+  local d="$OUT/foundation"; mkdir -p "$d"
+  {
+    log "naive vs cpu-exact, GPU MODE test shapes"
+    local shapes="128,256,256 128,1536,7168 128,3072,1536 256,7168,256 256,7168,2048 2304,4608,7168 384,7168,2304 512,512,7168 512,4096,512 512,1536,7168"
+    local fails=0 m n k L s
+    for L in 1 3; do for s in $shapes; do IFS=, read -r m n k <<<"$s"
+      build/nvfp4bench --m $m --n $n --k $k --l $L --kernel naive --reference cpu-exact --seed $RANDOM \
+        --json "$d/naive-${m}x${n}x${k}-L$L.json" > /tmp/o.txt 2>&1 || { fails=$((fails+1)); cat /tmp/o.txt; }
+      grep -E "^verify" /tmp/o.txt | sed "s/^/${m}x${n}x${k} L=$L /" | cut -c1-110
+    done; done
+    log "ragged shapes, normal dist"
+    for s in 200,300,512,3 129,131,80,2 1,8,16,1 1000,999,1024,1; do IFS=, read -r m n k L <<<"$s"
+      build/nvfp4bench --m $m --n $n --k $k --l $L --kernel naive --reference cpu-exact --dist normal --seed $RANDOM \
+        --json "$d/naive-${m}x${n}x${k}-L$L-normal.json" > /tmp/o.txt 2>&1 || { fails=$((fails+1)); cat /tmp/o.txt; }
+      grep -E "^verify" /tmp/o.txt | sed "s/^/${m}x${n}x${k} L=$L /" | cut -c1-110
+    done
+    echo "naive failures: $fails"
+    log "cpu reference benchmark"; build/bench_cpu_reference 2>&1 | tail -1
+  } 2>&1 | tee "$d/foundation.log" | grep -E "^==|failures|best"
+}
+
+step_measure() {
+  need_build || return 2
+  mkdir -p "$OUT/measure"
+  OUT="$OUT/measure" bash scripts/device/measure.sh > "$OUT/measure/measure.log" 2>&1
+  echo "measure.sh rc=$?"; grep -E "^(PASS|FAIL)|measure checks failed" "$OUT/measure/measure.log"
+}
+
+step_sanitize() {
+  need_build || return 2
+  mkdir -p "$OUT/sanitize-run"
+  OUT="$OUT/sanitize-run" CASE_TIMEOUT=90 bash scripts/device/sanitize.sh > "$OUT/sanitize-run/sanitize.log" 2>&1
+  echo "sanitize.sh rc=$?"; grep -vE "^ok " "$OUT/sanitize-run/sanitize.log" | tail -12
+}
+
+step_tool() {
+  need_build || return 2
+  local d="$OUT/tool"; mkdir -p "$d"
+  ctest --test-dir build -R "^(reports|plugin_gpu|cli)$" --output-on-failure > "$d/ctest.log" 2>&1
+  echo "ctest rc=$?"; grep -E "tests passed|\(Failed\)" "$d/ctest.log"
+  build/nvfp4bench --m 8 --n 8 --k 137438953472 > "$d/oom.log" 2>&1
+  echo "oversized: exit $? $(tail -1 "$d/oom.log")"
+  OUT="$d" bash scripts/device/sweep.sh > "$d/sweep.log" 2>&1
+  echo "sweep.sh rc=$?"; grep -E "^(ok|FAILED|== summary)" "$d/sweep.log"
+}
+
+step_sm90() {
+  need_build || return 2
+  local d="$OUT/sm90"; mkdir -p "$d/sweep"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+  # Recompile the sm90 objects so that ptxas -v (NVFP4_SM90_PTXAS_VERBOSE) reports them here.
+  find build -path '*nvfp4_sm90.dir*' -name '*.o' -delete
+  cmake --build build -j"$(nproc)" --target nvfp4bench test_sm90 test_sm90_host sm90_bench > "$d/build.log" 2>&1 ||
+    { grep -A3 error "$d/build.log" | head -30; return 1; }
+  grep -E "Compiling entry|Used|spill" "$d/build.log" | grep -A2 "rs_kernelILi128ELi0ELi4ELi3E" |
+    sed 's/ptxas info *: //' > "$d/ptxas_registered.txt"
+  cat "$d/ptxas_registered.txt"
+  timeout 150 ./build/tests/test_sm90 > "$d/test_sm90.log" 2>&1; local rc=$?; echo "test_sm90 rc=$rc"
+  timeout 30 ./build/tests/test_sm90_host > "$d/test_sm90_host.log" 2>&1; local rh=$?; echo "test_sm90_host rc=$rh"
+  grep -E "^\[  (PASSED|FAILED) |FAILED \]|bad, first" "$d/test_sm90.log" "$d/test_sm90_host.log" | head -20
+  [[ $rc -eq 0 && $rh -eq 0 ]] || return 1
+  local t0; t0=$(date +%s)
+  timeout 150 build/nvfp4bench sweep configs/gpumode-nvfp4-gemm.json --peers all --json "$d/sweep/gpumode.json" \
+    --overwrite > "$d/sweep/gpumode.log" 2>&1
+  echo "sweep rc=$? in $(( $(date +%s) - t0 )) s"; grep -E '^sweep: [0-9]' "$d/sweep/gpumode.log"
+  scripts/plot "$d/sweep/gpumode.json" --out "$d/plots" || echo "no plots here: plot locally (scripts/plot)"
+  t0=$(date +%s); OUT="$d/p" timeout 150 bash scripts/device/peers.sh > "$d/peers-summary.txt" 2>&1
+  echo "peers rc=$? in $(( $(date +%s) - t0 )) s"; cat "$d/peers-summary.txt"
+  mv "$d/p/peers" "$d/peers"; rmdir "$d/p"
+  local tool s m n k l f
+  for tool in memcheck racecheck; do
+    for s in "128 7168 2048 1" "1000 1000 512 2"; do
+      read -r m n k l <<<"$s"
+      f="$d/sanitize-$tool-${m}x${n}x${k}x${l}.txt"
+      timeout 60 "$CS" --tool $tool --error-exitcode 9 build/nvfp4bench --m $m --n $n --k $k --l $l \
+        --kernel sm90 --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+      echo "$tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f") $(grep -m1 '^verify' "$f")"
+    done
+  done
+  timeout 100 ./build/sm90_bench --v3 --samples 7 128x3072x1536 256x7168x256 512x512x7168 512x4096x512 \
+    512x1536x7168 2304x4608x7168 > "$d/bench-heldout.txt" 2>&1; echo "bench rc=$?"
+  grep -E "^shape|auto|old" "$d/bench-heldout.txt"
+}
+
+for s in "${steps[@]}"; do
+  case $s in
+    build|foundation|measure|sanitize|tool|sm90) log "step $s"; t0=$SECONDS; "step_$s"; echo "step $s: rc=$? ($((SECONDS-t0)) s)" ;;
+    *) echo "unknown step '$s' (build foundation measure sanitize tool sm90)"; exit 2 ;;
+  esac
+done
+# The device tool returns at most 8 files: everything in one archive.
+name="reproduce-h200-$(IFS=-; echo "${steps[*]}").tgz"
+tar czf "/tmp/$name" -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv "/tmp/$name" "$OUT/$name"
+ls -la "$OUT"
