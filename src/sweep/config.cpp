@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -273,12 +274,18 @@ std::string fnv1a64_hex(const std::string& bytes) {
   return fmt::format("fnv1a64:{:016x}", h);
 }
 
-SweepConfig parse_config(const json& j, const std::string& where) {
-  Parser p(where);
+std::string config_hash(const std::vector<SweepCase>& cases) {
+  json all = json::array();
+  for (const auto& sc : cases) all.push_back(sc.params());
+  return fnv1a64_hex(all.dump());
+}
+
+namespace {
+
+// The top level apart from the cases: name, description, notes; returns the defaults.
+Parser::Settings parse_top_level(const Parser& p, const json& j, SweepConfig& c) {
   p.object(j, "");
   p.known_keys(j, "", {"$schema", "name", "description", "notes", "defaults", "cases"});
-  SweepConfig c;
-  c.path = where;
   if (j.contains("name")) c.name = p.string(j["name"], "name");
   if (j.contains("description")) c.description = p.string(j["description"], "description");
   if (j.contains("notes") && !j["notes"].is_string()) (void)p.strings(j["notes"], "notes");
@@ -288,87 +295,121 @@ SweepConfig parse_config(const json& j, const std::string& where) {
     p.known_keys(j["defaults"], "defaults", kSettingKeys);
     defaults = p.settings(j["defaults"], "defaults", defaults);
   }
+  return defaults;
+}
+
+const json& cases_list(const Parser& p, const json& j) {
   if (!j.contains("cases")) p.fail("cases", "missing: a sweep needs a non-empty list of cases");
   const json& cases = j["cases"];
   if (!cases.is_array()) p.type_error("cases", "a non-empty list of cases", cases);
   if (cases.empty()) p.fail("cases", "empty: a sweep needs at least one case");
+  return cases;
+}
 
+// The values of m, n, k and l of a case entry: one each from its shape, or lists from its axes.
+std::array<std::vector<int64_t>, 4> case_dims(const Parser& p, const json& e,
+                                              const std::string& path) {
+  const bool has_shape = e.contains("shape"), has_axes = e.contains("axes");
+  if (has_shape == has_axes)
+    p.fail(path, "a case needs exactly one of shape ({\"m\", \"n\", \"k\", \"l\"}) or axes");
+  const std::string spath = Parser::sub(path, has_shape ? "shape" : "axes");
+  const json& sv = e[has_shape ? "shape" : "axes"];
+  p.object(sv, spath);
+  p.known_keys(sv, spath, {"m", "n", "k", "l"});
+  std::array<std::vector<int64_t>, 4> dims;
+  const char* names[4] = {"m", "n", "k", "l"};
+  for (int d = 0; d < 4; ++d) {
+    const std::string dpath = Parser::sub(spath, names[d]);
+    if (!sv.contains(names[d])) {
+      if (d == 3) {
+        dims[d] = {1};
+        continue;
+      }  // L defaults to 1
+      p.fail(dpath, "missing");
+    }
+    dims[d] = has_shape ? std::vector<int64_t>{p.integer(sv[names[d]], dpath, 1)}
+                        : p.axis(sv[names[d]], dpath, 1);
+    if (d == 2)  // whole scale blocks, or the case is not an NVFP4 problem at all
+      for (int64_t k : dims[d])
+        if (k % 16 != 0)
+          p.fail(dpath,
+                 fmt::format("{} is not a multiple of 16 (one E4M3 scale per 16 elements)", k));
+  }
+  return dims;
+}
+
+SweepCase make_case(int64_t index, const std::string& name, const Shape& shape,
+                    const std::string& kern, const std::string& ref, const std::string& dist,
+                    int64_t seed, const Parser::Settings& s) {
+  SweepCase sc;
+  sc.index = index;
+  sc.name = name;
+  sc.shape = shape;
+  sc.kernel = kern;
+  sc.reference = ref;
+  sc.dist = dist;
+  sc.seed = uint64_t(seed);
+  sc.peers = s.peers;
+  sc.warmup = s.warmup;
+  sc.iters = s.iters;
+  sc.flush = s.flush;
+  sc.mode = s.mode;
+  sc.rtol = s.rtol;
+  sc.atol = s.atol;
+  sc.verify_sample = s.verify_sample;
+  sc.timeout_s = s.timeout_s;
+  return sc;
+}
+
+// Every combination of the entry's dims and settings, appended to `out` (refused past kMaxCases).
+void expand_case(const Parser& p, const std::string& path, const std::string& name,
+                 const std::array<std::vector<int64_t>, 4>& dims, const Parser::Settings& s,
+                 std::vector<SweepCase>& out) {
+  const double count = double(dims[0].size()) * double(dims[1].size()) * double(dims[2].size()) *
+                       double(dims[3].size()) * double(s.kernels.size()) *
+                       double(s.references.size()) * double(s.dists.size()) *
+                       double(s.seeds.size());
+  if (double(out.size()) + count > double(kMaxCases))
+    p.fail(path, fmt::format("the config expands to more than {} cases", kMaxCases));
+  // Order: m, n, k, l, kernel, reference, dist, seed (the last varies fastest).
+  for (int64_t m : dims[0])
+    for (int64_t n : dims[1])
+      for (int64_t k : dims[2])
+        for (int64_t l : dims[3])
+          for (const auto& kern : s.kernels)
+            for (const auto& ref : s.references)
+              for (const auto& dist : s.dists)
+                for (int64_t seed : s.seeds)
+                  out.push_back(
+                      make_case(int64_t(out.size()), name, {m, n, k, l}, kern, ref, dist, seed, s));
+}
+
+// One entry of "cases": checked, then expanded into `out`.
+void parse_case_entry(const Parser& p, const json& e, const std::string& path,
+                      const Parser::Settings& defaults, std::vector<SweepCase>& out) {
   std::vector<std::string> case_keys = {"name", "shape", "axes", "notes", "source"};
   case_keys.insert(case_keys.end(), kSettingKeys.begin(), kSettingKeys.end());
-  for (size_t ci = 0; ci < cases.size(); ++ci) {
-    const std::string path = Parser::at("cases", ci);
-    const json& e = cases[ci];
-    p.object(e, path);
-    p.known_keys(e, path, case_keys);
-    for (const char* k : {"notes", "source"})
-      if (e.contains(k) && !e[k].is_string()) (void)p.strings(e[k], Parser::sub(path, k));
-    const std::string name =
-        e.contains("name") ? p.string(e["name"], Parser::sub(path, "name")) : "";
-    const bool has_shape = e.contains("shape"), has_axes = e.contains("axes");
-    if (has_shape == has_axes)
-      p.fail(path, "a case needs exactly one of shape ({\"m\", \"n\", \"k\", \"l\"}) or axes");
-    const std::string spath = Parser::sub(path, has_shape ? "shape" : "axes");
-    const json& sv = e[has_shape ? "shape" : "axes"];
-    p.object(sv, spath);
-    p.known_keys(sv, spath, {"m", "n", "k", "l"});
-    std::vector<int64_t> dims[4];
-    const char* names[4] = {"m", "n", "k", "l"};
-    for (int d = 0; d < 4; ++d) {
-      const std::string dpath = Parser::sub(spath, names[d]);
-      if (!sv.contains(names[d])) {
-        if (d == 3) {
-          dims[d] = {1};
-          continue;
-        }  // L defaults to 1
-        p.fail(dpath, "missing");
-      }
-      dims[d] = has_shape ? std::vector<int64_t>{p.integer(sv[names[d]], dpath, 1)}
-                          : p.axis(sv[names[d]], dpath, 1);
-      if (d == 2)  // whole scale blocks, or the case is not an NVFP4 problem at all
-        for (int64_t k : dims[d])
-          if (k % 16 != 0)
-            p.fail(dpath,
-                   fmt::format("{} is not a multiple of 16 (one E4M3 scale per 16 elements)", k));
-    }
-    const Parser::Settings s = p.settings(e, path, defaults);
-    const double count = double(dims[0].size()) * double(dims[1].size()) * double(dims[2].size()) *
-                         double(dims[3].size()) * double(s.kernels.size()) *
-                         double(s.references.size()) * double(s.dists.size()) *
-                         double(s.seeds.size());
-    if (double(c.cases.size()) + count > double(kMaxCases))
-      p.fail(path, fmt::format("the config expands to more than {} cases", kMaxCases));
-    // Order: m, n, k, l, kernel, reference, dist, seed (the last varies fastest).
-    for (int64_t m : dims[0])
-      for (int64_t n : dims[1])
-        for (int64_t k : dims[2])
-          for (int64_t l : dims[3])
-            for (const auto& kern : s.kernels)
-              for (const auto& ref : s.references)
-                for (const auto& dist : s.dists)
-                  for (int64_t seed : s.seeds) {
-                    SweepCase sc;
-                    sc.index = int64_t(c.cases.size());
-                    sc.name = name;
-                    sc.shape = {m, n, k, l};
-                    sc.kernel = kern;
-                    sc.reference = ref;
-                    sc.dist = dist;
-                    sc.seed = uint64_t(seed);
-                    sc.peers = s.peers;
-                    sc.warmup = s.warmup;
-                    sc.iters = s.iters;
-                    sc.flush = s.flush;
-                    sc.mode = s.mode;
-                    sc.rtol = s.rtol;
-                    sc.atol = s.atol;
-                    sc.verify_sample = s.verify_sample;
-                    sc.timeout_s = s.timeout_s;
-                    c.cases.push_back(std::move(sc));
-                  }
-  }
-  json all = json::array();
-  for (const auto& sc : c.cases) all.push_back(sc.params());
-  c.hash = fnv1a64_hex(all.dump());
+  p.object(e, path);
+  p.known_keys(e, path, case_keys);
+  for (const char* k : {"notes", "source"})
+    if (e.contains(k) && !e[k].is_string()) (void)p.strings(e[k], Parser::sub(path, k));
+  const std::string name = e.contains("name") ? p.string(e["name"], Parser::sub(path, "name")) : "";
+  const auto dims = case_dims(p, e, path);
+  const Parser::Settings s = p.settings(e, path, defaults);
+  expand_case(p, path, name, dims, s, out);
+}
+
+}  // namespace
+
+SweepConfig parse_config(const json& j, const std::string& where) {
+  Parser p(where);
+  SweepConfig c;
+  c.path = where;
+  const Parser::Settings defaults = parse_top_level(p, j, c);
+  const json& cases = cases_list(p, j);
+  for (size_t ci = 0; ci < cases.size(); ++ci)
+    parse_case_entry(p, cases[ci], Parser::at("cases", ci), defaults, c.cases);
+  c.hash = config_hash(c.cases);
   return c;
 }
 

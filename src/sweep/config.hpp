@@ -53,6 +53,9 @@ SweepConfig parse_config_text(const std::string& text, const std::string& where)
 SweepConfig load_config(const std::string& path);
 
 std::string fnv1a64_hex(const std::string& bytes);
+// The config hash (SweepConfig::hash): fnv1a64_hex of the cases' params() as a JSON list, in
+// case order; one definition, for the parsed config and for one whose cases were changed after.
+std::string config_hash(const std::vector<SweepCase>& cases);
 
 // --shard i/n (0 <= i < n): case c belongs to shard c % n.
 struct Shard {
