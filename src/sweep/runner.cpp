@@ -353,114 +353,109 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
-int run_sweep(const SweepOptions& o, int argc, char** argv) {
+// The config with --peers applied: that changes what is measured, so the hash too.
+SweepConfig load_sweep_config(const SweepOptions& o) {
   SweepConfig cfg = load_config(o.config_path);
   if (o.peers) {  // --peers on the sweep's command line replaces the config's peers
     const auto peers = *o.peers == "none" ? std::vector<std::string>{} : split_list(*o.peers);
     for (auto& c : cfg.cases) c.peers = peers;
-    json all = json::array();
-    for (const auto& c : cfg.cases) all.push_back(c.params());
-    cfg.hash = fnv1a64_hex(all.dump());
+    cfg.hash = config_hash(cfg.cases);
   }
-  const Shard shard = parse_shard(o.shard);
-  if (o.case_timeout_s && !(*o.case_timeout_s > 0))
-    throw usage_error(fmt::format("--case-timeout {}: must be > 0 seconds", *o.case_timeout_s));
-  const ProgressMode mode = parse_progress_mode(o.progress);
+  return cfg;
+}
 
-  SweepRun run(o);
-  run.todo = select_shard(cfg.cases, shard);
-  const int64_t in_shard_count = int64_t(run.todo.size());
-  if (o.list_cases) {
-    for (const auto& c : run.todo) {
-      std::string args;
-      for (const auto& a : c.run_args()) args += " " + a;
-      std::printf("%lld\t%s\t%s\n", (long long)c.index, c.label().c_str(), args.c_str() + 1);
-    }
-    std::printf("%lld cases (shard %s of %zu in %s, config hash %s)\n", (long long)in_shard_count,
-                shard.str().c_str(), cfg.cases.size(), cfg.path.c_str(), cfg.hash.c_str());
-    return kExitPass;
+// --list-cases: one line per case of the shard (index, label, single-run arguments), then a total.
+void print_case_list(const std::vector<SweepCase>& todo, const Shard& shard,
+                     const SweepConfig& cfg) {
+  for (const auto& c : todo) {
+    std::string args;
+    for (const auto& a : c.run_args()) args += " " + a;
+    std::printf("%lld\t%s\t%s\n", (long long)c.index, c.label().c_str(), args.c_str() + 1);
   }
-  if (run.todo.empty())
-    throw usage_error(fmt::format("--shard {}: no case of {} falls in this shard ({} cases)",
-                                  shard.str(), cfg.path, cfg.cases.size()));
+  std::printf("%lld cases (shard %s of %zu in %s, config hash %s)\n", (long long)todo.size(),
+              shard.str().c_str(), cfg.cases.size(), cfg.path.c_str(), cfg.hash.c_str());
+}
 
-  const std::string report_path = o.json_path.empty() ? default_report_path(o, shard) : o.json_path;
-  const std::string jsonl_path = o.jsonl_path.empty() ? jsonl_path_for(report_path) : o.jsonl_path;
-  for (const std::string& p : {report_path, jsonl_path}) {
+struct OutputPaths {
+  std::string report, jsonl, logs_dir;
+};
+
+// The report, the JSONL and the folder for kept logs; refused when the report or JSONL would
+// overwrite the config or its folder cannot be written.
+OutputPaths output_paths(const SweepOptions& o, const Shard& shard) {
+  OutputPaths out;
+  out.report = o.json_path.empty() ? default_report_path(o, shard) : o.json_path;
+  out.jsonl = o.jsonl_path.empty() ? jsonl_path_for(out.report) : o.jsonl_path;
+  for (const std::string& p : {out.report, out.jsonl}) {
     std::error_code ec;
     if (fs::equivalent(p, o.config_path, ec))
       throw usage_error(
           fmt::format("--json/--jsonl {}: is the config itself; choose another path", p));
   }
-  check_writable_folder("--json", report_path);
-  check_writable_folder("--jsonl", jsonl_path);
-  run.logs_dir =
-      (fs::absolute(report_path).parent_path() / (fs::path(report_path).stem().string() + ".logs"))
+  check_writable_folder("--json", out.report);
+  check_writable_folder("--jsonl", out.jsonl);
+  out.logs_dir =
+      (fs::absolute(out.report).parent_path() / (fs::path(out.report).stem().string() + ".logs"))
           .string();
+  return out;
+}
 
-  const int gpus = cuda_device_count();
-  const auto devices = resolve_devices(o.devices, gpus);
+// The JSONL's first line: which config (and shard) its records belong to.
+json jsonl_header(const SweepConfig& cfg, const Shard& shard) {
+  return {{"nvfp4bench_sweep", 1},
+          {"config", cfg.path},
+          {"config_name", cfg.name},
+          {"config_hash", cfg.hash},
+          {"shard", {{"index", shard.index}, {"count", shard.count}}},
+          {"cases_in_config", cfg.cases.size()}};
+}
 
-  // The JSONL: a header line naming the config, then one line per finished case.
-  const json header = {{"nvfp4bench_sweep", 1},
-                       {"config", cfg.path},
-                       {"config_name", cfg.name},
-                       {"config_hash", cfg.hash},
-                       {"shard", {{"index", shard.index}, {"count", shard.count}}},
-                       {"cases_in_config", cfg.cases.size()}};
-  int64_t resumed = 0;
-  const bool exists = fs::exists(jsonl_path) && fs::file_size(jsonl_path) > 0;
-  if (exists && !o.resume && !o.overwrite)
+// --resume: checks that the JSONL was written for this config and shard, drops a torn last
+// line, takes its records into run.records and their cases out of run.todo; returns how many.
+int64_t resume_from(const std::string& jsonl_path, const json& header, const SweepConfig& cfg,
+                    const Shard& shard, SweepRun& run) {
+  JsonlContents prev = read_jsonl(jsonl_path);
+  if (prev.records.empty() || !prev.records[0].contains("nvfp4bench_sweep"))
     throw usage_error(
-        fmt::format("{} exists (a sweep's records): pass --resume to continue it, or "
-                    "--overwrite to start again",
-                    jsonl_path));
-  if (exists && o.resume) {
-    JsonlContents prev = read_jsonl(jsonl_path);
-    if (prev.records.empty() || !prev.records[0].contains("nvfp4bench_sweep"))
-      throw usage_error(
-          fmt::format("--resume: {} is not a sweep's JSONL (no header line)", jsonl_path));
-    const json& h = prev.records[0];
-    if (h.value("config_hash", "") != cfg.hash)
-      throw usage_error(
-          fmt::format("--resume: {} was written for another config (hash {}, this one {}); "
-                      "use the original config or --overwrite",
-                      jsonl_path, h.value("config_hash", "?"), cfg.hash));
-    if (h.value("shard", json::object()) != header["shard"])
-      throw usage_error(fmt::format("--resume: {} was written for shard {}/{}, not {}", jsonl_path,
-                                    h["shard"].value("index", 0), h["shard"].value("count", 1),
-                                    shard.str()));
-    if (prev.torn_tail) {
-      std::printf("sweep: %s: dropping a torn last line (a write cut short)\n", jsonl_path.c_str());
-      truncate_file(jsonl_path, prev.valid_bytes);
-    }
-    for (size_t i = 1; i < prev.records.size(); ++i) {
-      const json& r = prev.records[i];
-      if (!r.contains("sweep") || !r["sweep"].contains("index")) continue;
-      const int64_t idx = r["sweep"]["index"].get<int64_t>();
-      if (in_shard(idx, shard) && idx < int64_t(cfg.cases.size())) run.records[idx] = r;
-    }
-    resumed = int64_t(run.records.size());
-    std::vector<SweepCase> rest;
-    for (const auto& c : run.todo)
-      if (!run.records.count(c.index)) rest.push_back(c);
-    run.todo = std::move(rest);
-  } else {
-    if (exists) fs::remove(jsonl_path);
+        fmt::format("--resume: {} is not a sweep's JSONL (no header line)", jsonl_path));
+  const json& h = prev.records[0];
+  if (h.value("config_hash", "") != cfg.hash)
+    throw usage_error(
+        fmt::format("--resume: {} was written for another config (hash {}, this one {}); "
+                    "use the original config or --overwrite",
+                    jsonl_path, h.value("config_hash", "?"), cfg.hash));
+  if (h.value("shard", json::object()) != header["shard"])
+    throw usage_error(fmt::format("--resume: {} was written for shard {}/{}, not {}", jsonl_path,
+                                  h["shard"].value("index", 0), h["shard"].value("count", 1),
+                                  shard.str()));
+  if (prev.torn_tail) {
+    std::printf("sweep: %s: dropping a torn last line (a write cut short)\n", jsonl_path.c_str());
+    truncate_file(jsonl_path, prev.valid_bytes);
   }
-  JsonlWriter jsonl(jsonl_path);
-  if (!(exists && o.resume)) jsonl.append(header);
-  run.jsonl = &jsonl;
+  for (size_t i = 1; i < prev.records.size(); ++i) {
+    const json& r = prev.records[i];
+    if (!r.contains("sweep") || !r["sweep"].contains("index")) continue;
+    const int64_t idx = r["sweep"]["index"].get<int64_t>();
+    if (in_shard(idx, shard) && idx < int64_t(cfg.cases.size())) run.records[idx] = r;
+  }
+  std::vector<SweepCase> rest;
+  for (const auto& c : run.todo)
+    if (!run.records.count(c.index)) rest.push_back(c);
+  run.todo = std::move(rest);
+  return int64_t(run.records.size());
+}
 
-  const DeviceInfo dev0 = query_device(devices.front().value_or(0));
+// What runs where: the case counts, isolation, the JSONL, the workers and their devices.
+void print_start(const SweepOptions& o, const SweepConfig& cfg, const Shard& shard,
+                 int64_t in_shard_count, size_t to_run, int64_t resumed,
+                 const std::string& jsonl_path, int gpus,
+                 const std::vector<std::optional<int>>& devices, const DeviceInfo& dev0) {
   std::printf(
       "sweep: %s: %lld cases%s, %lld to run%s; %s; records %s\n", cfg.path.c_str(),
       (long long)in_shard_count,
       shard.whole() ? ""
                     : fmt::format(" in shard {} (of {})", shard.str(), cfg.cases.size()).c_str(),
-      (long long)run.todo.size(), resumed ? fmt::format(" ({} resumed)", resumed).c_str() : "",
+      (long long)to_run, resumed ? fmt::format(" ({} resumed)", resumed).c_str() : "",
       o.isolate ? "each case in a child process" : "in-process (--no-isolate)", jsonl_path.c_str());
   if (gpus == 0) {
     std::printf("sweep: no CUDA device (%s): one worker on the host backend\n",
@@ -472,41 +467,49 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
                 devices.size() > 1 ? "s" : "", list.c_str(), gpus);
   }
   std::fflush(stdout);
+}
 
-  char tmpl[] = "/tmp/nvfp4bench-sweep-XXXXXX";
+// A fresh folder for the cases' reports and logs: under $TMPDIR when that is usable, else /tmp.
+std::string make_tmpdir() {
   if (const char* t = std::getenv("TMPDIR"); t && *t) {
-    // respected when it is usable
     std::string s = std::string(t) + "/nvfp4bench-sweep-XXXXXX";
     std::vector<char> buf(s.begin(), s.end());
     buf.push_back('\0');
-    if (mkdtemp(buf.data())) run.tmpdir = buf.data();
+    if (mkdtemp(buf.data())) return buf.data();
   }
-  if (run.tmpdir.empty()) {
-    if (!mkdtemp(tmpl))
-      throw runtime_error("cannot create a temporary folder for the cases' reports");
-    run.tmpdir = tmpl;
-  }
-  run.exe = self_exe();
+  char tmpl[] = "/tmp/nvfp4bench-sweep-XXXXXX";
+  if (!mkdtemp(tmpl)) throw runtime_error("cannot create a temporary folder for the cases' reports");
+  return tmpl;
+}
 
+// One worker thread per device until the cases run out or a signal arrives; returns that
+// signal (0: none).
+int run_workers(SweepRun& run, ProgressMode mode, int64_t in_shard_count, int64_t resumed,
+                const std::vector<std::optional<int>>& devices) {
+  InterruptGuard guard;
+  Progress progress(mode, in_shard_count, resumed);
+  run.progress = &progress;
+  std::vector<std::thread> workers;
+  for (size_t w = 0; w < devices.size(); ++w)
+    workers.emplace_back([&run, w, d = devices[w]] { run.worker(int(w), d); });
+  for (auto& t : workers) t.join();
+  progress.stop();
+  return InterruptGuard::signal();
+}
+
+// How the sweep went: for the final report and the summary line.
+struct SweepOutcome {
+  json cases = json::array();  // every record of this shard, in case order
+  int64_t in_shard_count = 0, resumed = 0;
+  bool complete = false;
   int signal_received = 0;
-  {
-    InterruptGuard guard;
-    Progress progress(mode, in_shard_count, resumed);
-    run.progress = &progress;
-    std::vector<std::thread> workers;
-    for (size_t w = 0; w < devices.size(); ++w)
-      workers.emplace_back([&run, w, d = devices[w]] { run.worker(int(w), d); });
-    for (auto& t : workers) t.join();
-    progress.stop();
-    signal_received = InterruptGuard::signal();
-  }
-  std::error_code ec;
-  fs::remove_all(run.tmpdir, ec);
+};
 
-  // The final report: every record of this shard, in case order.
-  json cases = json::array();
-  for (const auto& [idx, rec] : run.records) cases.push_back(rec);
-  const bool complete = int64_t(run.records.size()) == in_shard_count;
+// The final report: the run's information, the sweep's own section, every record of the shard.
+void write_report(const SweepOptions& o, int argc, char** argv, const DeviceInfo& dev0,
+                  const SweepConfig& cfg, const Shard& shard,
+                  const std::vector<std::optional<int>>& devices, const OutputPaths& paths,
+                  const SweepOutcome& out) {
   RunInfo info = RunInfo::collect(argc, argv, dev0, MeasureOptions{});
   info.clock_source = "none";
   info.clock_note = "sweep: each case's measurement names the clock source it used";
@@ -521,31 +524,92 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
       {"config_hash", cfg.hash},
       {"cases_in_config", cfg.cases.size()},
       {"shard", {{"index", shard.index}, {"count", shard.count}}},
-      {"cases_in_shard", in_shard_count},
-      {"cases_done", cases.size()},
-      {"resumed", resumed},
-      {"complete", complete},
-      {"interrupted", signal_received ? json(signal_name(signal_received)) : json(nullptr)},
+      {"cases_in_shard", out.in_shard_count},
+      {"cases_done", out.cases.size()},
+      {"resumed", out.resumed},
+      {"complete", out.complete},
+      {"interrupted",
+       out.signal_received ? json(signal_name(out.signal_received)) : json(nullptr)},
       {"isolate", o.isolate},
       {"devices", devs},
-      {"jsonl", jsonl_path},
-      {"counts", disposition_counts(cases)}};
-  report["cases"] = cases;
-  write_text_file_atomic(report_path, report.dump(2) + "\n");
+      {"jsonl", paths.jsonl},
+      {"counts", disposition_counts(out.cases)}};
+  report["cases"] = out.cases;
+  write_text_file_atomic(paths.report, report.dump(2) + "\n");
+}
 
-  const json n = disposition_counts(cases);
+// The summary line, then the exit code (a worker's own failure is thrown).
+int finish(const SweepOutcome& out, const std::string& report_path, const std::string& fatal) {
+  const json n = disposition_counts(out.cases);
   std::printf(
       "sweep: %zu of %lld cases: %d passed, %d incorrect, %d not supported, %d errors; report %s\n",
-      cases.size(), (long long)in_shard_count, n["passed"].get<int>(), n["incorrect"].get<int>(),
-      n["not_supported"].get<int>(), n["error"].get<int>(), report_path.c_str());
-  if (!run.fatal.empty()) throw runtime_error(run.fatal);
-  if (signal_received) {
+      out.cases.size(), (long long)out.in_shard_count, n["passed"].get<int>(),
+      n["incorrect"].get<int>(), n["not_supported"].get<int>(), n["error"].get<int>(),
+      report_path.c_str());
+  if (!fatal.empty()) throw runtime_error(fatal);
+  if (out.signal_received) {
     std::printf("sweep: interrupted by %s: %lld cases not run; continue with --resume\n",
-                signal_name(signal_received).c_str(),
-                (long long)(in_shard_count - int64_t(cases.size())));
+                signal_name(out.signal_received).c_str(),
+                (long long)(out.in_shard_count - int64_t(out.cases.size())));
     return kExitInterrupted;
   }
-  return exit_code_for(cases, complete);
+  return exit_code_for(out.cases, out.complete);
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& o, int argc, char** argv) {
+  const SweepConfig cfg = load_sweep_config(o);
+  const Shard shard = parse_shard(o.shard);
+  if (o.case_timeout_s && !(*o.case_timeout_s > 0))
+    throw usage_error(fmt::format("--case-timeout {}: must be > 0 seconds", *o.case_timeout_s));
+  const ProgressMode mode = parse_progress_mode(o.progress);
+
+  SweepRun run(o);
+  run.todo = select_shard(cfg.cases, shard);
+  SweepOutcome out;
+  out.in_shard_count = int64_t(run.todo.size());
+  if (o.list_cases) {
+    print_case_list(run.todo, shard, cfg);
+    return kExitPass;
+  }
+  if (run.todo.empty())
+    throw usage_error(fmt::format("--shard {}: no case of {} falls in this shard ({} cases)",
+                                  shard.str(), cfg.path, cfg.cases.size()));
+  const OutputPaths paths = output_paths(o, shard);
+  run.logs_dir = paths.logs_dir;
+  const int gpus = cuda_device_count();
+  const auto devices = resolve_devices(o.devices, gpus);
+
+  // The JSONL: a header line naming the config, then one line per finished case.
+  const json header = jsonl_header(cfg, shard);
+  const bool exists = fs::exists(paths.jsonl) && fs::file_size(paths.jsonl) > 0;
+  if (exists && !o.resume && !o.overwrite)
+    throw usage_error(
+        fmt::format("{} exists (a sweep's records): pass --resume to continue it, or "
+                    "--overwrite to start again",
+                    paths.jsonl));
+  if (exists && o.resume)
+    out.resumed = resume_from(paths.jsonl, header, cfg, shard, run);
+  else if (exists)
+    fs::remove(paths.jsonl);
+  JsonlWriter jsonl(paths.jsonl);
+  if (!(exists && o.resume)) jsonl.append(header);
+  run.jsonl = &jsonl;
+
+  const DeviceInfo dev0 = query_device(devices.front().value_or(0));
+  print_start(o, cfg, shard, out.in_shard_count, run.todo.size(), out.resumed, paths.jsonl, gpus,
+              devices, dev0);
+  run.tmpdir = make_tmpdir();
+  run.exe = self_exe();
+  out.signal_received = run_workers(run, mode, out.in_shard_count, out.resumed, devices);
+  std::error_code ec;
+  fs::remove_all(run.tmpdir, ec);
+
+  for (const auto& [idx, rec] : run.records) out.cases.push_back(rec);
+  out.complete = int64_t(run.records.size()) == out.in_shard_count;
+  write_report(o, argc, argv, dev0, cfg, shard, devices, paths, out);
+  return finish(out, paths.report, run.fatal);
 }
 
 }  // namespace nvfp4::sweep
