@@ -36,6 +36,91 @@ std::string ChildResult::describe() const {
   return "unknown";
 }
 
+namespace {
+
+// A log file for the child's stdout or stderr; -1 with `error` set when it cannot be opened.
+int open_log(const std::string& path, std::string& error) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) error = fmt::format("log file {}: {}", path, std::strerror(errno));
+  return fd;
+}
+
+// The child's side of the fork: its own process group, default signal handling, the logs as
+// stdout and stderr, then exec. Async-signal-safe calls only.
+[[noreturn]] void exec_in_child(pid_t parent, int out_fd, int err_fd, char* const* args) {
+  ::setpgid(0, 0);                     // own group: killing it reaches grandchildren too
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the parent dying (even by SIGKILL) ends the case
+  if (::getppid() != parent) ::_exit(127);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(SIGINT, &dfl, nullptr);
+  ::sigaction(SIGTERM, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  const int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, 0);
+  ::dup2(out_fd, 1);
+  ::dup2(err_fd, 2);
+  ::execv(args[0], args);
+  const char msg[] = "nvfp4bench sweep: exec of the case's command failed\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  ::_exit(127);
+}
+
+// How the wait for the child ended.
+struct Waited {
+  int status = 0;
+  bool killed_for_timeout = false, killed_for_stop = false;
+  std::string error;  // waitpid failed
+};
+
+// Polls until the child exits, or kills its group and reaps it when the timeout passes or
+// *stop becomes true.
+Waited wait_for_child(pid_t pid, std::chrono::steady_clock::time_point t0, double timeout_s,
+                      const std::atomic<bool>* stop) {
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  Waited w;
+  for (int polls = 0;; ++polls) {
+    const pid_t got = ::waitpid(pid, &w.status, WNOHANG);
+    if (got == pid) return w;
+    if (got < 0 && errno != EINTR) {
+      w.error = fmt::format("waitpid: {}", std::strerror(errno));
+      return w;
+    }
+    const bool stop_now = stop && stop->load();
+    const bool timeout_now = timeout_s > 0 && elapsed() >= timeout_s;
+    if (stop_now || timeout_now) {
+      w.killed_for_stop = stop_now;
+      w.killed_for_timeout = !stop_now;
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &w.status, 0) < 0 && errno == EINTR) {
+      }
+      return w;
+    }
+    // Short polls first (small cases end in milliseconds), then 20 ms.
+    std::this_thread::sleep_for(std::chrono::microseconds(polls < 100 ? 1000 : 20000));
+  }
+}
+
+void record_end(const Waited& w, ChildResult& r) {
+  if (w.killed_for_stop) {
+    r.how = ChildResult::How::Interrupted;
+  } else if (w.killed_for_timeout) {
+    r.how = ChildResult::How::TimedOut;
+  } else if (WIFEXITED(w.status)) {
+    r.how = ChildResult::How::Exited;
+    r.exit_code = WEXITSTATUS(w.status);
+  } else {
+    r.how = ChildResult::How::Signaled;
+    r.signal = WIFSIGNALED(w.status) ? WTERMSIG(w.status) : 0;
+  }
+}
+
+}  // namespace
+
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& out_path,
                       const std::string& err_path, double timeout_s,
                       const std::atomic<bool>* stop) {
@@ -46,14 +131,10 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& o
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out_fd < 0) {
-    r.error = fmt::format("log file {}: {}", out_path, std::strerror(errno));
-    return r;
-  }
-  const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int out_fd = open_log(out_path, r.error);
+  if (out_fd < 0) return r;
+  const int err_fd = open_log(err_path, r.error);
   if (err_fd < 0) {
-    r.error = fmt::format("log file {}: {}", err_path, std::strerror(errno));
     ::close(out_fd);
     return r;
   }
@@ -66,68 +147,19 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& o
     ::close(err_fd);
     return r;
   }
-  if (pid == 0) {
-    ::setpgid(0, 0);                     // own group: killing it reaches grandchildren too
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the parent dying (even by SIGKILL) ends the case
-    if (::getppid() != parent) ::_exit(127);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigaction(SIGINT, &dfl, nullptr);
-    ::sigaction(SIGTERM, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out_fd, 1);
-    ::dup2(err_fd, 2);
-    ::execv(args[0], args.data());
-    const char msg[] = "nvfp4bench sweep: exec of the case's command failed\n";
-    (void)!::write(2, msg, sizeof msg - 1);
-    ::_exit(127);
-  }
+  if (pid == 0) exec_in_child(parent, out_fd, err_fd, args.data());
   ::setpgid(pid, pid);  // also here, so the group exists before any kill below
   ::close(out_fd);
   ::close(err_fd);
 
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
-  int status = 0;
-  bool killed_for_timeout = false, killed_for_stop = false;
-  for (int polls = 0;; ++polls) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) {
-      r.error = fmt::format("waitpid: {}", std::strerror(errno));
-      r.how = ChildResult::How::SpawnFailed;
-      return r;
-    }
-    const bool stop_now = stop && stop->load();
-    const bool timeout_now = timeout_s > 0 && elapsed() >= timeout_s;
-    if (stop_now || timeout_now) {
-      killed_for_stop = stop_now;
-      killed_for_timeout = !stop_now;
-      ::kill(-pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      break;
-    }
-    // Short polls first (small cases end in milliseconds), then 20 ms.
-    std::this_thread::sleep_for(std::chrono::microseconds(polls < 100 ? 1000 : 20000));
+  const Waited w = wait_for_child(pid, t0, timeout_s, stop);
+  if (!w.error.empty()) {
+    r.error = w.error;
+    r.how = ChildResult::How::SpawnFailed;
+    return r;
   }
-  r.wall_s = elapsed();
-  if (killed_for_stop) {
-    r.how = ChildResult::How::Interrupted;
-  } else if (killed_for_timeout) {
-    r.how = ChildResult::How::TimedOut;
-  } else if (WIFEXITED(status)) {
-    r.how = ChildResult::How::Exited;
-    r.exit_code = WEXITSTATUS(status);
-  } else {
-    r.how = ChildResult::How::Signaled;
-    r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  record_end(w, r);
   // Grandchildren left in the group after the child exited on its own are killed too.
   ::kill(-pid, SIGKILL);
   return r;
