@@ -165,6 +165,26 @@ OperandCopies make_copies(const Shape& s, const DeviceTensors& base, const Opera
   return c;
 }
 
+// One checked run on the device: poisoned output, the run, then the result back to the host
+// (`out` is already sized).
+void run_checked_on_device(Gemm& g, const Shape& s, const Operands& ops, void* ws, Context& ctx,
+                           std::vector<uint16_t>& out) {
+  cudaStream_t st = ctx.stream->get();
+  g.prepare(s, ops, st);
+  poison_device(ops.c, int64_t(out.size()), st);
+  g.run(s, ops, ws, st);
+  ctx.stream->sync();
+  NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), ops.c, out.size() * 2, cudaMemcpyDeviceToHost));
+}
+
+// Times `g` on the device, rotating over copies of the operands as the mode asks.
+Measurement time_on_device(Gemm& g, const Shape& s, const DeviceTensors& dev, const Operands& ops,
+                           void* ws, const MeasureOptions& mo, Context& ctx) {
+  const OperandCopies c = make_copies(s, dev, ops, mo.mode, ctx.dev.l2_bytes, ctx.stream->get());
+  return measure_device([&](cudaStream_t q, int copy) { g.run(s, c.ops[size_t(copy)], ws, q); },
+                        int(c.ops.size()), c.bytes_per_copy, mo, ctx.timer());
+}
+
 // Times one peer beside the kernel; a peer that cannot run here (or fails) is recorded with
 // the reason and the case goes on.
 TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTensors& dev,
@@ -185,27 +205,18 @@ TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTenso
     return t;
   }
   try {
-    cudaStream_t st = ctx.stream->get();
     const int64_t c_elems = s.l * s.m * s.n;
     DeviceBuffer c(size_t(c_elems) * 2), ws(g->workspace_bytes(s));
     Operands ops = dev.view();
     ops.c = c.get<uint16_t>();
-    g->prepare(s, ops, st);
-    poison_device(ops.c, c_elems, st);
-    g->run(s, ops, ws.get(), st);
-    ctx.stream->sync();
     std::vector<uint16_t> out(static_cast<size_t>(c_elems));
-    NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), ops.c, out.size() * 2, cudaMemcpyDeviceToHost));
+    run_checked_on_device(*g, s, ops, ws.get(), ctx, out);
     if (const auto unwritten = std::count(out.begin(), out.end(), kPoisonFp16); unwritten > 0)
       notes.push_back(fmt::format("peer {} left {} outputs unwritten", name, unwritten));
     // Peers rotate over copies of the NVFP4 operands too (what a peer prepared from them in
     // prepare(), e.g. converted FP8 operands, is its own and is not copied).
-    const OperandCopies pc = make_copies(s, dev, ops, mo.mode, ctx.dev.l2_bytes, st);
-    auto m = measure_device(
-        [&](cudaStream_t q, int copy) { g->run(s, pc.ops[size_t(copy)], ws.get(), q); },
-        int(pc.ops.size()), pc.bytes_per_copy, mo, ctx.timer());
-    TimingResult done = make_timing(name, "peer", std::move(m), s, bytes, g->same_numerics());
-    return done;
+    auto m = time_on_device(*g, s, dev, ops, ws.get(), mo, ctx);
+    return make_timing(name, "peer", std::move(m), s, bytes, g->same_numerics());
   } catch (const Error& e) {
     t.reason = std::string("failed: ") + e.what();
     return t;
@@ -252,187 +263,220 @@ void apply_speed_of_light(CaseResult& r, const DeviceInfo& dev) {
     if (p.ran) p.set_speed_of_light(sol.sol_s * 1e6, basis);
 }
 
-CaseResult run_case(const CaseSpec& spec, Context& ctx) {
-  const Shape& s = spec.problem.shape;
-  validate_shape(s);
-  CaseResult r;
-  r.problem = spec.problem;
-  r.tolerance = spec.tolerance;
-  r.bytes = TensorBytes::of(s);
+namespace {
 
-  const std::vector<std::string> peer_names = resolve_peer_names(spec.peers);
-  auto kernel = resolve("--kernel", spec.kernel, Role::Kernel, s, ctx);
-  auto reference = resolve("--reference", spec.reference, Role::Reference, s, ctx);
-  r.kernel = kernel->name();
-  r.kernel_description = kernel->description();
-  r.reference = reference->name();
-  r.reference_description = reference->description();
-  const int64_t c_elems = s.l * s.m * s.n;
+// Everything run_case settles before it touches a tensor: the implementations, how much of the
+// output is checked, whether the inputs are needed on the host.
+struct CasePlan {
+  std::vector<std::string> peer_names;
+  std::unique_ptr<Gemm> kernel, reference;
+  int64_t c_elems = 0;
+  int64_t sample = 0;  // 0: full check
+  bool need_host_inputs = false;
+};
+
+// What the runs leave behind for verification and --save-tensors.
+struct CaseOutputs {
+  HostTensors host;
+  std::vector<uint16_t> kernel_out, ref_out;
+  std::vector<Coord> coords;  // the sampled coordinates (sampled verification only)
+};
+
+CasePlan plan_case(const CaseSpec& spec, Context& ctx, CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  CasePlan p;
+  p.peer_names = resolve_peer_names(spec.peers);
+  p.kernel = resolve("--kernel", spec.kernel, Role::Kernel, s, ctx);
+  p.reference = resolve("--reference", spec.reference, Role::Reference, s, ctx);
+  r.kernel = p.kernel->name();
+  r.kernel_description = p.kernel->description();
+  r.reference = p.reference->name();
+  r.reference_description = p.reference->description();
+  p.c_elems = s.l * s.m * s.n;
 
   // Sampled or full: a full CPU check of a huge problem would take minutes.
-  int64_t sample = spec.verify_sample;
-  if (sample == 0 && reference->space() == Space::Host &&
+  p.sample = spec.verify_sample;
+  if (p.sample == 0 && p.reference->space() == Space::Host &&
       double(s.m) * double(s.n) * double(s.k) * double(s.l) > kAutoSampleMacs) {
-    sample = kAutoSampleCount;
-    r.notes.push_back(fmt::format("full CPU check too large: sampled {} elements", sample));
+    p.sample = kAutoSampleCount;
+    r.notes.push_back(fmt::format("full CPU check too large: sampled {} elements", p.sample));
   }
-  sample = std::min(sample, c_elems);
-  const bool need_host_inputs = !ctx.gpu() || reference->space() == Space::Host ||
-                                !spec.save_tensors_dir.empty() || spec.verify_exact > 0;
+  p.sample = std::min(p.sample, p.c_elems);
+  p.need_host_inputs = !ctx.gpu() || p.reference->space() == Space::Host ||
+                       !spec.save_tensors_dir.empty() || spec.verify_exact > 0;
+  return p;
+}
 
-  // Refused up front, with the sizes: an overcommitted allocation would not fail cleanly.
+// Refused up front, with the sizes: an overcommitted allocation would not fail cleanly.
+void require_memory(const Shape& s, const CasePlan& p, const TensorBytes& bytes, const Context& ctx) {
   const std::string shape_text = fmt::format("{}x{}x{} L={}", s.m, s.n, s.k, s.l);
-  require_host_memory((need_host_inputs || !ctx.gpu() ? r.bytes.total() : 0) + 2 * r.bytes.c +
-                          (ctx.gpu() ? 0 : int64_t(kernel->workspace_bytes(s))),
+  require_host_memory((p.need_host_inputs || !ctx.gpu() ? bytes.total() : 0) + 2 * bytes.c +
+                          (ctx.gpu() ? 0 : int64_t(p.kernel->workspace_bytes(s))),
                       shape_text);
-  if (ctx.gpu()) {
-    size_t free_bytes = 0, total_bytes = 0;
-    NVFP4_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const int64_t need = r.bytes.total() + (reference->space() == Space::Device ? r.bytes.c : 0) +
-                         int64_t(kernel->workspace_bytes(s)) + int64_t(reference->workspace_bytes(s));
-    if (need > int64_t(free_bytes))
-      throw runtime_error(fmt::format("out of device memory: {} needs {} on the GPU, {} free of {}",
-                                      shape_text, byte_text(double(need)), byte_text(double(free_bytes)),
-                                      byte_text(double(total_bytes))));
+  if (!ctx.gpu()) return;
+  size_t free_bytes = 0, total_bytes = 0;
+  NVFP4_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const int64_t need = bytes.total() + (p.reference->space() == Space::Device ? bytes.c : 0) +
+                       int64_t(p.kernel->workspace_bytes(s)) + int64_t(p.reference->workspace_bytes(s));
+  if (need > int64_t(free_bytes))
+    throw runtime_error(fmt::format("out of device memory: {} needs {} on the GPU, {} free of {}",
+                                    shape_text, byte_text(double(need)), byte_text(double(free_bytes)),
+                                    byte_text(double(total_bytes))));
+}
+
+CaseOutputs allocate_outputs(const CaseSpec& spec, const CasePlan& p, const Context& ctx) {
+  const Shape& s = spec.problem.shape;
+  CaseOutputs out;
+  if (p.need_host_inputs || !ctx.gpu()) out.host.allocate(s);
+  out.kernel_out.resize(static_cast<size_t>(p.c_elems));
+  if (p.sample > 0) out.coords = sample_coords(s, p.sample, spec.problem.seed ^ 0x5eedull);
+  return out;
+}
+
+// The device reference into its own poisoned buffer, then timed (when spec.time_reference).
+void run_device_reference(const CaseSpec& spec, Gemm& reference, const DeviceTensors& dev,
+                          Context& ctx, std::vector<uint16_t>& ref_out, CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  const int64_t c_elems = s.l * s.m * s.n;
+  DeviceBuffer ref_c(size_t(c_elems) * 2);
+  Operands rops = dev.view();
+  rops.c = ref_c.get<uint16_t>();
+  DeviceBuffer rws(reference.workspace_bytes(s));
+  ref_out.resize(size_t(c_elems));
+  run_checked_on_device(reference, s, rops, rws.get(), ctx, ref_out);
+  if (!spec.time_reference) return;
+  // A reference that cannot be timed this way (e.g. not capturable in a CUDA graph) loses
+  // its timing, not the kernel's; a real fault resurfaces at the kernel's next call.
+  try {
+    auto m = time_on_device(reference, s, dev, rops, rws.get(), spec.measure, ctx);
+    r.reference_timing = make_timing(reference.name(), "reference", std::move(m), s, r.bytes);
+  } catch (const Error& e) {
+    r.notes.push_back(fmt::format("reference not timed: {}", e.what()));
   }
+}
 
-  HostTensors host;
-  if (need_host_inputs || !ctx.gpu()) host.allocate(s);
-  std::vector<uint16_t> kernel_out(static_cast<size_t>(c_elems));
-  std::vector<uint16_t> ref_out;
-  std::vector<Coord> coords;
-  if (sample > 0) coords = sample_coords(s, sample, spec.problem.seed ^ 0x5eedull);
-
-  if (ctx.gpu()) {
-    cudaStream_t st = ctx.stream->get();
-    DeviceTensors dev;
-    dev.allocate(s);
-    generate_device(spec.problem, dev, st);
-    ctx.stream->sync();
-    if (need_host_inputs) copy_inputs_to_host(dev, host);
-
-    // Kernel: poisoned output, one checked run, then the result back to the host.
-    Operands kops = dev.view();
-    DeviceBuffer kws(kernel->workspace_bytes(s));
-    kernel->prepare(s, kops, st);
-    poison_device(kops.c, c_elems, st);
-    kernel->run(s, kops, kws.get(), st);
-    ctx.stream->sync();
-    NVFP4_CUDA_CHECK(cudaMemcpy(kernel_out.data(), kops.c, size_t(c_elems) * 2, cudaMemcpyDeviceToHost));
-
-    // Reference into its own poisoned buffer.
-    if (reference->space() == Space::Device) {
-      DeviceBuffer ref_c(size_t(c_elems) * 2);
-      Operands rops = dev.view();
-      rops.c = ref_c.get<uint16_t>();
-      DeviceBuffer rws(reference->workspace_bytes(s));
-      reference->prepare(s, rops, st);
-      poison_device(rops.c, c_elems, st);
-      reference->run(s, rops, rws.get(), st);
-      ctx.stream->sync();
-      ref_out.resize(size_t(c_elems));
-      NVFP4_CUDA_CHECK(cudaMemcpy(ref_out.data(), rops.c, size_t(c_elems) * 2, cudaMemcpyDeviceToHost));
-      if (spec.time_reference) {
-        // A reference that cannot be timed this way (e.g. not capturable in a CUDA graph) loses
-        // its timing, not the kernel's; a real fault resurfaces at the kernel's next call.
-        try {
-          const OperandCopies rc = make_copies(s, dev, rops, spec.measure.mode, ctx.dev.l2_bytes, st);
-          auto m = measure_device(
-              [&](cudaStream_t q, int copy) { reference->run(s, rc.ops[size_t(copy)], rws.get(), q); },
-              int(rc.ops.size()), rc.bytes_per_copy, spec.measure, ctx.timer());
-          r.reference_timing = make_timing(reference->name(), "reference", std::move(m), s, r.bytes);
-        } catch (const Error& e) {
-          r.notes.push_back(fmt::format("reference not timed: {}", e.what()));
-        }
-      }
-    }
-
-    const OperandCopies kc = make_copies(s, dev, kops, spec.measure.mode, ctx.dev.l2_bytes, st);
-    auto m = measure_device(
-        [&](cudaStream_t q, int copy) { kernel->run(s, kc.ops[size_t(copy)], kws.get(), q); },
-        int(kc.ops.size()), kc.bytes_per_copy, spec.measure, ctx.timer());
-    r.kernel_timing = make_timing(kernel->name(), "kernel", std::move(m), s, r.bytes);
-    for (const auto* t : {&r.kernel_timing, &r.reference_timing}) {
-      if (!*t || (*t)->measurement.clock.dropped_low_clock == 0) continue;
-      const Measurement& tm = (*t)->measurement;
-      r.notes.push_back(fmt::format("{} timing: {} of {} samples dropped, SM clock under {:.0f} MHz",
-                                    (*t)->name, tm.clock.dropped_low_clock, tm.attempts,
-                                    tm.clock.policy.threshold_mhz()));
-    }
-
-    for (const auto& name : peer_names) {
-      TimingResult t = run_peer(name, s, dev, ctx, spec.measure, r.bytes, r.notes);
-      if (t.ran && r.kernel_timing->measurement.stats.median > 0)
-        t.kernel_speedup = t.measurement.stats.median / r.kernel_timing->measurement.stats.median;
-      r.peers.push_back(std::move(t));
-    }
-  } else {
-    for (const auto& name : peer_names) {
-      TimingResult t;
-      t.name = name;
-      t.role = "peer";
-      t.reason = "needs a CUDA device";
-      r.peers.push_back(std::move(t));
-    }
-    generate_host(spec.problem, host);
-    Operands kops = host.view();
-    kops.c = kernel_out.data();
-    poison_host(kops.c, c_elems);
-    std::vector<uint8_t> kws(kernel->workspace_bytes(s));
-    kernel->prepare(s, kops, nullptr);
-    kernel->run(s, kops, kws.data(), nullptr);
-    MeasureOptions mo = spec.measure;
-    auto m = measure_host([&] { kernel->run(s, kops, kws.data(), nullptr); }, mo);
-    r.kernel_timing = make_timing(kernel->name(), "kernel", std::move(m), s, r.bytes);
+void note_dropped_clock_samples(CaseResult& r) {
+  for (const auto* t : {&r.kernel_timing, &r.reference_timing}) {
+    if (!*t || (*t)->measurement.clock.dropped_low_clock == 0) continue;
+    const Measurement& tm = (*t)->measurement;
+    r.notes.push_back(fmt::format("{} timing: {} of {} samples dropped, SM clock under {:.0f} MHz",
+                                  (*t)->name, tm.clock.dropped_low_clock, tm.attempts,
+                                  tm.clock.policy.threshold_mhz()));
   }
+}
 
-  // The CPU reference (full or at the sampled coordinates), timed once.
-  if (reference->space() == Space::Host) {
-    Operands hops = host.view();
-    if (sample > 0) {
-      ref_out.assign(size_t(c_elems), kPoisonFp16);
-      const auto t0 = std::chrono::steady_clock::now();
-      std::vector<uint16_t> vals(coords.size());
-      parallel_for(int64_t(coords.size()), [&](int64_t t) {
-        const Coord& c = coords[size_t(t)];
-        vals[size_t(t)] = exact_element_fp16(s, hops, c.batch, c.i, c.j);
-      });
-      for (size_t t = 0; t < coords.size(); ++t) {
-        const Coord& c = coords[t];
-        ref_out[size_t((c.batch * s.m + c.i) * s.n + c.j)] = vals[t];
-      }
-      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-      r.notes.push_back(fmt::format("cpu reference: {} sampled elements in {:.3f} s", coords.size(), us * 1e-6));
-    } else {
-      ref_out.assign(size_t(c_elems), kPoisonFp16);
-      hops.c = ref_out.data();
-      MeasureOptions once;  // the CPU reference is slow: one untimed-warm-up-free sample
-      once.warmup = 0;
-      once.warmup_s = 0;
-      once.iters = 1;
-      Measurement m = measure_host([&] { reference->run(s, hops, nullptr, nullptr); }, once);
-      r.reference_timing = make_timing(reference->name(), "reference", std::move(m), s, r.bytes);
-    }
+// The GPU backend: inputs generated on the device, kernel (and a device reference) checked and
+// timed, then the peers.
+void run_on_device(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out,
+                   CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  cudaStream_t st = ctx.stream->get();
+  DeviceTensors dev;
+  dev.allocate(s);
+  generate_device(spec.problem, dev, st);
+  ctx.stream->sync();
+  if (p.need_host_inputs) copy_inputs_to_host(dev, out.host);
+
+  const Operands kops = dev.view();
+  DeviceBuffer kws(p.kernel->workspace_bytes(s));
+  run_checked_on_device(*p.kernel, s, kops, kws.get(), ctx, out.kernel_out);
+  if (p.reference->space() == Space::Device)
+    run_device_reference(spec, *p.reference, dev, ctx, out.ref_out, r);
+
+  auto m = time_on_device(*p.kernel, s, dev, kops, kws.get(), spec.measure, ctx);
+  r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
+  note_dropped_clock_samples(r);
+
+  for (const auto& name : p.peer_names) {
+    TimingResult t = run_peer(name, s, dev, ctx, spec.measure, r.bytes, r.notes);
+    if (t.ran && r.kernel_timing->measurement.stats.median > 0)
+      t.kernel_speedup = t.measurement.stats.median / r.kernel_timing->measurement.stats.median;
+    r.peers.push_back(std::move(t));
   }
+}
 
-  // Verify: a reference that left outputs unwritten is an error of the reference, not the kernel.
-  if (sample > 0) {
+// The host backend: peers recorded as not run, inputs generated on the host, the kernel run
+// once checked and then timed.
+void run_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  for (const auto& name : p.peer_names) {
+    TimingResult t;
+    t.name = name;
+    t.role = "peer";
+    t.reason = "needs a CUDA device";
+    r.peers.push_back(std::move(t));
+  }
+  generate_host(spec.problem, out.host);
+  Operands kops = out.host.view();
+  kops.c = out.kernel_out.data();
+  poison_host(kops.c, p.c_elems);
+  std::vector<uint8_t> kws(p.kernel->workspace_bytes(s));
+  p.kernel->prepare(s, kops, nullptr);
+  p.kernel->run(s, kops, kws.data(), nullptr);
+  MeasureOptions mo = spec.measure;
+  auto m = measure_host([&] { p.kernel->run(s, kops, kws.data(), nullptr); }, mo);
+  r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
+}
+
+// The exact CPU value of C at each of `pts`, computed in parallel.
+std::vector<uint16_t> exact_at(const Shape& s, const Operands& hops,
+                               const std::vector<Coord>& pts) {
+  std::vector<uint16_t> vals(pts.size());
+  parallel_for(int64_t(pts.size()), [&](int64_t t) {
+    const Coord& c = pts[size_t(t)];
+    vals[size_t(t)] = exact_element_fp16(s, hops, c.batch, c.i, c.j);
+  });
+  return vals;
+}
+
+// The CPU reference (full or at the sampled coordinates), timed once.
+void run_host_reference(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  Operands hops = out.host.view();
+  out.ref_out.assign(size_t(p.c_elems), kPoisonFp16);
+  if (p.sample > 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<uint16_t> vals = exact_at(s, hops, out.coords);
+    for (size_t t = 0; t < out.coords.size(); ++t) {
+      const Coord& c = out.coords[t];
+      out.ref_out[size_t((c.batch * s.m + c.i) * s.n + c.j)] = vals[t];
+    }
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    r.notes.push_back(fmt::format("cpu reference: {} sampled elements in {:.3f} s",
+                                  out.coords.size(), us * 1e-6));
+    return;
+  }
+  hops.c = out.ref_out.data();
+  MeasureOptions once;  // the CPU reference is slow: one untimed-warm-up-free sample
+  once.warmup = 0;
+  once.warmup_s = 0;
+  once.iters = 1;
+  Measurement m = measure_host([&] { p.reference->run(s, hops, nullptr, nullptr); }, once);
+  r.reference_timing = make_timing(p.reference->name(), "reference", std::move(m), s, r.bytes);
+}
+
+// Kernel against reference, sampled or full; sets the disposition. False when the reference
+// left outputs unwritten: an error of the reference, not the kernel (r says so).
+bool verify_against_reference(const CaseSpec& spec, const CasePlan& p, const CaseOutputs& out,
+                              CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  if (p.sample > 0) {
     Verifier v(spec.tolerance, "sampled");
-    for (const Coord& c : coords) {
+    for (const Coord& c : out.coords) {
       const int64_t idx = (c.batch * s.m + c.i) * s.n + c.j;
-      v.check(c, kernel_out[size_t(idx)], ref_out[size_t(idx)]);
+      v.check(c, out.kernel_out[size_t(idx)], out.ref_out[size_t(idx)]);
     }
     r.verification = v.result();
   } else {
-    const int64_t ref_unwritten = std::count(ref_out.begin(), ref_out.end(), kPoisonFp16);
+    const int64_t ref_unwritten = std::count(out.ref_out.begin(), out.ref_out.end(), kPoisonFp16);
     if (ref_unwritten > 0) {
       r.disposition = Disposition::Error;
       r.message = fmt::format("reference '{}' left {} of {} outputs unwritten", r.reference,
-                              ref_unwritten, c_elems);
-      apply_speed_of_light(r, ctx.dev);
-      return r;
+                              ref_unwritten, p.c_elems);
+      return false;
     }
-    r.verification = verify_full(s, kernel_out.data(), ref_out.data(), spec.tolerance);
+    r.verification = verify_full(s, out.kernel_out.data(), out.ref_out.data(), spec.tolerance);
   }
   const VerifyResult& v = *r.verification;
   if (v.passed()) {
@@ -442,41 +486,63 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
     r.message = fmt::format("{} of {} checked elements mismatch ({} unwritten)", v.mismatches,
                             v.checked, v.unwritten);
   }
+  return true;
+}
 
-  // --verify-exact: both kernel and reference against the exact CPU value at sampled points,
-  // so a wrong reference is caught too.
-  if (spec.verify_exact > 0) {
-    const auto pts = sample_coords(s, std::min(spec.verify_exact, c_elems), spec.problem.seed ^ 0xe8ac7ull);
-    Operands hops = host.view();
-    std::vector<uint16_t> exact(pts.size());
-    parallel_for(int64_t(pts.size()), [&](int64_t t) {
-      const Coord& c = pts[size_t(t)];
-      exact[size_t(t)] = exact_element_fp16(s, hops, c.batch, c.i, c.j);
-    });
-    Verifier vk(spec.tolerance, "sampled"), vr(spec.tolerance, "sampled");
-    for (size_t t = 0; t < pts.size(); ++t) {
-      const Coord& c = pts[t];
-      const size_t idx = size_t((c.batch * s.m + c.i) * s.n + c.j);
-      vk.check(c, kernel_out[idx], exact[t]);
-      vr.check(c, ref_out[idx] == kPoisonFp16 && sample > 0 ? exact[t] : ref_out[idx], exact[t]);
-    }
-    r.exact_kernel = vk.result();
-    r.exact_reference = vr.result();
-    if (!r.exact_reference->passed()) {
-      r.disposition = Disposition::Error;
-      r.message = fmt::format("reference '{}' disagrees with the exact CPU reference at {} of {} "
-                              "sampled elements", r.reference, r.exact_reference->mismatches,
-                              r.exact_reference->checked);
-    } else if (!r.exact_kernel->passed() && r.disposition == Disposition::Passed) {
-      r.disposition = Disposition::Incorrect;
-      r.message = fmt::format("kernel disagrees with the exact CPU reference at {} of {} sampled "
-                              "elements", r.exact_kernel->mismatches, r.exact_kernel->checked);
-    }
+// --verify-exact: both kernel and reference against the exact CPU value at sampled points,
+// so a wrong reference is caught too.
+void verify_exact(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  const auto pts =
+      sample_coords(s, std::min(spec.verify_exact, p.c_elems), spec.problem.seed ^ 0xe8ac7ull);
+  const std::vector<uint16_t> exact = exact_at(s, out.host.view(), pts);
+  Verifier vk(spec.tolerance, "sampled"), vr(spec.tolerance, "sampled");
+  for (size_t t = 0; t < pts.size(); ++t) {
+    const Coord& c = pts[t];
+    const size_t idx = size_t((c.batch * s.m + c.i) * s.n + c.j);
+    vk.check(c, out.kernel_out[idx], exact[t]);
+    vr.check(c, out.ref_out[idx] == kPoisonFp16 && p.sample > 0 ? exact[t] : out.ref_out[idx],
+             exact[t]);
   }
+  r.exact_kernel = vk.result();
+  r.exact_reference = vr.result();
+  if (!r.exact_reference->passed()) {
+    r.disposition = Disposition::Error;
+    r.message = fmt::format("reference '{}' disagrees with the exact CPU reference at {} of {} "
+                            "sampled elements", r.reference, r.exact_reference->mismatches,
+                            r.exact_reference->checked);
+  } else if (!r.exact_kernel->passed() && r.disposition == Disposition::Passed) {
+    r.disposition = Disposition::Incorrect;
+    r.message = fmt::format("kernel disagrees with the exact CPU reference at {} of {} sampled "
+                            "elements", r.exact_kernel->mismatches, r.exact_kernel->checked);
+  }
+}
 
-  if (!spec.save_tensors_dir.empty())
-    save_tensors(spec.save_tensors_dir, spec, host, kernel_out, sample > 0 ? nullptr : &ref_out,
-                 r.kernel, r.reference);
+}  // namespace
+
+CaseResult run_case(const CaseSpec& spec, Context& ctx) {
+  const Shape& s = spec.problem.shape;
+  validate_shape(s);
+  CaseResult r;
+  r.problem = spec.problem;
+  r.tolerance = spec.tolerance;
+  r.bytes = TensorBytes::of(s);
+
+  const CasePlan p = plan_case(spec, ctx, r);
+  require_memory(s, p, r.bytes, ctx);
+  CaseOutputs out = allocate_outputs(spec, p, ctx);
+  if (ctx.gpu())
+    run_on_device(spec, p, ctx, out, r);
+  else
+    run_on_host(spec, p, out, r);
+  if (p.reference->space() == Space::Host) run_host_reference(spec, p, out, r);
+
+  if (verify_against_reference(spec, p, out, r)) {
+    if (spec.verify_exact > 0) verify_exact(spec, p, out, r);
+    if (!spec.save_tensors_dir.empty())
+      save_tensors(spec.save_tensors_dir, spec, out.host, out.kernel_out,
+                   p.sample > 0 ? nullptr : &out.ref_out, r.kernel, r.reference);
+  }
   apply_speed_of_light(r, ctx.dev);
   return r;
 }

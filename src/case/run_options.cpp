@@ -53,11 +53,9 @@ CLI::Validator number_text() {
       "");
 }
 
-}  // namespace
-
-void add_run_options(CLI::App& app, RunOptions& o) {
+// The problem, the implementations and the verification.
+void add_problem_options(CLI::App& app, RunOptions& o) {
   CaseSpec& s = o.spec;
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
   s.problem.shape = {128, 7168, 16384, 1};
   app.add_option("--m", s.problem.shape.m, "rows of A and C")->check(integer_text<int64_t>())->capture_default_str();
   app.add_option("--n", s.problem.shape.n, "rows of B, columns of C")->check(integer_text<int64_t>())->capture_default_str();
@@ -73,8 +71,11 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--verify-sample", s.verify_sample,
                  "check N random output elements instead of all (0: all; huge CPU checks are "
                  "sampled automatically)")->check(integer_text<int64_t>())->capture_default_str();
-  // Measurement (src/measure/measure.hpp).
-  MeasureOptions& mo = s.measure;
+}
+
+// Measurement (src/measure/measure.hpp).
+void add_measure_options(CLI::App& app, RunOptions& o) {
+  MeasureOptions& mo = o.spec.measure;
   o.mode_option = app.add_option("--mode", o.mode,
                  "timing mode: cold (L2 flushed before each launch), hot (back to back, L2 warm), "
                  "rotate (back-to-back launches over operand copies totalling >= 3x L2), graph "
@@ -114,7 +115,11 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "drop samples taken while the SM clock was under this fraction of its default")
       ->check(number_text())
       ->capture_default_str();
-  // Output.
+}
+
+// Output, device, peers, exact checks, plugins, --list.
+void add_output_options(CLI::App& app, RunOptions& o) {
+  CaseSpec& s = o.spec;
   auto* json = app.add_option("--json", o.json_path, "write the native JSON report to this path");
   o.format_option = app.add_option("--format", o.format,
                  "format of --output: json (native report), gbench (google-benchmark JSON), "
@@ -138,6 +143,15 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   auto* list = app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
   // Combinations that would silently do nothing: refused with one line instead.
   list->excludes(json)->excludes(output)->excludes(save)->excludes(samples);
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& app, RunOptions& o) {
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
+  add_problem_options(app, o);
+  add_measure_options(app, o);
+  add_output_options(app, o);
 }
 
 namespace {
