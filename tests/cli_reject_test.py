@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every row of the README's "Rejected inputs" table, run: the exit code, one line on stderr
+"""Every row of the "Rejected inputs" table in docs/errors.md, run: the exit code, one line on stderr
 with the row's words, never a stack trace, a sanitizer report or a hang. The table is the
 source: a row that cannot be run, or a run that disagrees with its row, fails here."""
 import json
@@ -12,7 +12,8 @@ import unittest
 
 BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
 PLUGIN_DIR = os.path.abspath(os.environ.get("NVFP4_PLUGIN_DIR", "build/plugins"))
-README = os.environ.get("NVFP4_README", os.path.join(os.path.dirname(__file__), "..", "README.md"))
+ERRORS_DOC = os.environ.get("NVFP4_ERRORS_DOC",
+                            os.path.join(os.path.dirname(__file__), "..", "docs", "errors.md"))
 BASE = ["--m", "16", "--n", "16", "--k", "64"]
 # Signs of a crash rather than a refusal.
 CRASH_WORDS = ["terminate called", "Traceback", "Sanitizer", "runtime error:", "Segmentation", "Aborted"]
@@ -20,11 +21,11 @@ CRASH_WORDS = ["terminate called", "Traceback", "Sanitizer", "runtime error:", "
 
 def table_rows():
     """(input cell, exit code, says cell) for each row between the rejects markers."""
-    with open(README) as f:
+    with open(ERRORS_DOC) as f:
         text = f.read()
     m = re.search(r"<!-- rejects:begin -->(.*?)<!-- rejects:end -->", text, re.S)
     if not m:
-        raise AssertionError("README.md has no <!-- rejects:begin/end --> table")
+        raise AssertionError("docs/errors.md has no <!-- rejects:begin/end --> table")
     rows = []
     for line in m.group(1).strip().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
