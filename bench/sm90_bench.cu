@@ -2,7 +2,7 @@
 // shape, the heuristic's choice (v3, the registered kernel), the previous v1/v2 choice ("old"),
 // a sweep of v2 tile widths / splits / A modes and of v3 M tiles / splits side by side, plus
 // cuBLASLt FP16 (TN, FP32 accumulation) on same-sized fp16 operands as the yardstick, and
-// dequantize-then-cuBLAS end to end (both operands dequantized to fp16 by kernels/reference/dequant,
+// dequantize-then-cuBLAS end to end (both operands dequantized to fp16 by src/problem/dequant,
 // then the same cuBLASLt call).
 // Each sample: L2 flushed by writing a 256 MiB buffer, then one call between CUDA events;
 // reports the median (and min) of --samples samples after 3 warm-up calls.
@@ -21,7 +21,7 @@
 #include "src/device/buffer.hpp"
 #include "kernels/sm90/sm90_gemm.hpp"
 #include "src/problem/problem.hpp"
-#include "kernels/reference/dequant.hpp"
+#include "src/problem/dequant.hpp"
 
 using namespace nvfp4;
 

@@ -29,7 +29,7 @@
 #include "src/problem/problem.hpp"
 #include "kernels/reference/cpu_exact.hpp"
 #include "kernels/reference/cublaslt_references.hpp"
-#include "kernels/reference/dequant.hpp"
+#include "src/problem/dequant.hpp"
 
 using namespace nvfp4;
 

@@ -234,8 +234,54 @@ TEST(Sm90Gemm, PersistentCtasWalkManyUnits) {
     }
 }
 
+// The two-phase path (v4): every mainloop tile, with and without in-kernel split-K, on shapes
+// that are not multiples of any tile (TMA zero-fills the edges; the stores are masked), L > 1,
+// and K as small as the kernel accepts.
+static sm90::Config two_phase(int bm, int bn, int split) {
+  sm90::Config c;
+  c.version = 4;
+  c.f16_bm = bm;
+  c.f16_bn = bn;
+  c.split = split;
+  return c;
+}
+
+TEST(Sm90Gemm, TwoPhaseEveryTileAndSplit) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{200, 300, 512, 1}, {1, 8, 64, 1},     {130, 260, 192, 3},
+                          {257, 129, 64, 1},  {300, 520, 1024, 2}, {1000, 1000, 320, 2}};
+  uint64_t seed = 400;
+  for (const Shape& s : shapes)
+    for (const auto& t : {std::pair{256, 128}, std::pair{128, 256}, std::pair{128, 128}})
+      for (int split : {1, 3})
+        for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+          const sm90::Config c = two_phase(t.first, t.second, split);
+          const Check r = run_and_check(s, d, ++seed, c);
+          EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
+                              << "/" << r.checked << " bad, first " << r.first;
+        }
+}
+
+// Whatever path the registered kernel picks, and each forced path, on the GPU MODE shapes and
+// large-M shapes where the two-phase path is chosen.
+TEST(Sm90Gemm, EveryPathOnLargeAndGpuModeShapes) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{2304, 4608, 7168, 1}, {4096, 4096, 4096, 1}, {1024, 7168, 2048, 2},
+                          {384, 7168, 2304, 1},  {128, 7168, 2048, 1}};
+  uint64_t seed = 500;
+  for (const Shape& s : shapes)
+    for (sm90::Path p : {sm90::Path::Auto, sm90::Path::Fused, sm90::Path::TwoPhase})
+      for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+        const sm90::Config c = sm90::choose_config(s, sm90::current_sm_count(), p);
+        const Check r = run_and_check(s, d, ++seed, c, 3000);
+        EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
+                            << "/" << r.checked << " bad, first " << r.first;
+      }
+}
+
 // Split-K must be bit-reproducible run to run (v1: reduction kernel, v2: cluster reduction,
-// v3: the last split of a tile sums every partial in split order, whichever split is last).
+// v3 and the two-phase mainloop: the last split of a tile sums every partial in split order,
+// whichever split is last).
 TEST(Sm90Gemm, SplitKIsDeterministic) {
   NVFP4_REQUIRE_SM90();
   const Shape s{128, 1024, 4096, 1};
@@ -245,7 +291,8 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
   for (const sm90::Config c :
        {sm90::Config{128, 8, 0, 1, 0}, sm90::Config{128, 8, 0, 2, 0}, sm90::Config{256, 5, 0, 2, 1},
-        sm90::Config{128, 8, 0, 3, 0, 1, 128}, sm90::Config{128, 13, 0, 3, 0, 1, 256}}) {
+        sm90::Config{128, 8, 0, 3, 0, 1, 128}, sm90::Config{128, 13, 0, 3, 0, 1, 256},
+        two_phase(128, 128, 4), two_phase(256, 128, 7)}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
     for (auto* out : {&first, &again}) {

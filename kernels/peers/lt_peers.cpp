@@ -12,7 +12,7 @@
 #include "kernels/peers/fp8_quant.hpp"
 #include "kernels/peers/peers.hpp"
 #include "kernels/reference/cublaslt_references.hpp"
-#include "kernels/reference/dequant.hpp"
+#include "src/problem/dequant.hpp"
 
 namespace nvfp4 {
 namespace {

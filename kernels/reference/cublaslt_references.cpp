@@ -7,7 +7,7 @@
 #include "src/device/cublaslt_gemm.hpp"
 #include "src/device/device_info.hpp"
 #include "src/format/nvfp4.hpp"
-#include "kernels/reference/dequant.hpp"
+#include "src/problem/dequant.hpp"
 
 namespace nvfp4 {
 namespace {

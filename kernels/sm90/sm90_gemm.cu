@@ -1,6 +1,7 @@
 // `sm90`: NVFP4 GEMM for Hopper (sm_90a) - host side: shape rules, the tile/split heuristics,
-// the deterministic split-K reduction of v1, the A prepass and the Gemm object. The registered
-// kernel is v3 (sm90_rs.cuh); v1 (sm90_kernel.cuh) and v2 (sm90_ws.cuh) stay for comparison.
+// the deterministic split-K reduction of v1, the A prepass and the Gemm objects. The registered
+// kernel takes, per shape, the fused path v3 (sm90_rs.cuh) or the two-phase path v4
+// (sm90_two_phase.cu); v1 (sm90_kernel.cuh) and v2 (sm90_ws.cuh) stay for comparison.
 #include "kernels/sm90/sm90_gemm.hpp"
 
 #include <cuda_fp16.h>
@@ -191,7 +192,10 @@ std::string shape_error(const Shape& s) {
 
 Config normalize(const Shape& s, Config c) {
   const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
-  const int64_t max_split = c.version == 2 ? kMaxSplitV2 : c.version == 3 ? kMaxSplitV3 : 65535;
+  const int64_t max_split = c.version == 2   ? kMaxSplitV2
+                            : c.version == 3 ? kMaxSplitV3
+                            : c.version == 4 ? kMaxSplitV4
+                                             : 65535;
   c.split = static_cast<int>(std::clamp<int64_t>(c.split, 1, std::min<int64_t>(nk, max_split)));
   c.split = static_cast<int>(ceil_div(nk, granules_per_split(nk, c)));
   return c;
@@ -296,11 +300,11 @@ double estimate_v3_us(const Shape& s, const Config& c, int resident) {
 
 }  // namespace
 
-// The registered kernel's choice: v3 with the 128-row M tile and the split (1..16) of least
+// The fused path's choice: v3 with the 128-row M tile and the split (1..16) of least
 // estimate_v3_us(); ties go to the smaller split. The 256-row tile needs more registers than a
 // thread has (ptxas spills ~0.5 KB) and measured slower at 4096^3 (333.0 vs 306.6 us) and
 // 8192^3 (2496 vs 2318 us), so it is built and tested but not chosen.
-Config choose_config(const Shape& s, int sms) {
+Config choose_fused_config(const Shape& s, int sms) {
   Config best;
   double best_t = std::numeric_limits<double>::infinity();
   const int64_t nk = s.k / kGranuleK;
@@ -318,8 +322,23 @@ Config choose_config(const Shape& s, int sms) {
   return best;
 }
 
+// The registered kernel's choice between the paths: the fused one decodes B (and reads the fp16
+// A) once per M tile and wins where few M tiles share B; the two-phase one pays one decode pass
+// over A and B and then runs the fp16 mainloop at its full rate, which wins from M = 1024 on.
+// Both paths were timed on all 61 shapes of the two shipped sweep configs on an H200 (device run
+// of 2026-11-30, bench/results/h200/2026-11-30-sm90-2phase/paths): this rule is within 7 % of
+// the faster path on every one of them (tests/test_sm90_host.cpp checks it against that table).
+// Comparing the two cost models instead was wrong by up to 37 % (the fused model misses at
+// M >= 1024 with few N tiles), so the models choose only tiles and splits within a path.
+Config choose_config(const Shape& s, int sms, Path path) {
+  if (path == Path::TwoPhase || (path == Path::Auto && s.m >= kTwoPhaseMinM))
+    return choose_two_phase_config(s, sms);
+  return choose_fused_config(s, sms);
+}
+
 size_t workspace_bytes(const Shape& s, const Config& c0) {
   const Config c = normalize(s, c0);
+  if (c.version == 4) return two_phase_workspace_bytes(s, c);
   if (c.version == 3) return v3_layout(s, c).total;
   if (c.version == 2) {
     if (c.amode != 0) return 0;
@@ -330,6 +349,7 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
 }
 
 std::string describe(const Config& c) {
+  if (c.version == 4) return fmt::format("two-phase {}x{} split {}", c.f16_bm, c.f16_bn, c.split);
   if (c.version == 3)
     return fmt::format("v3 {}x128 split {}{}{}", c.mt, c.split,
                        c.mt == 128 && c.bufs == 2 && c.diag == 0 ? " b2" : "",
@@ -493,6 +513,12 @@ void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspa
   if (misaligned(ops.a, 16) || misaligned(ops.b, 16) || misaligned(ops.sfa, 4) ||
       misaligned(ops.sfb, 4) || misaligned(ops.c, 16))
     throw runtime_error("sm90: A and B must be 16-byte aligned, scales 4-byte, C 16-byte");
+  if (c.version == 4) {
+    if (workspace == nullptr || misaligned(workspace, 256))
+      throw runtime_error("sm90: the two-phase path needs a 256-byte aligned workspace");
+    launch_two_phase(s, ops, c, workspace, stream);
+    return;
+  }
   if (c.version == 3) {
     if (workspace == nullptr || misaligned(workspace, 16))
       throw runtime_error("sm90: v3 needs a 16-byte aligned workspace (A prepass)");
@@ -554,12 +580,23 @@ namespace {
 
 class Sm90Gemm final : public Gemm {
  public:
-  std::string name() const override { return "sm90"; }
+  explicit Sm90Gemm(Path path) : path_(path) {}
+  std::string name() const override {
+    return path_ == Path::Fused ? "sm90-fused" : path_ == Path::TwoPhase ? "sm90-2phase" : "sm90";
+  }
   std::string description() const override {
-    return "Hopper sm_90a: E2M1 decoded exactly to fp16 with the block scale applied; B decoded "
-           "into wgmma register fragments by the MMA warps (C^T = B A^T), A decoded once per "
-           "problem by a prepass; wgmma m64nNk16, FP32 accumulation, persistent CTAs, "
-           "deterministic split-K";
+    const std::string fused =
+        "fused: E2M1 decoded exactly to fp16 with the block scale applied, B into wgmma register "
+        "fragments by the MMA warps (C^T = B A^T), A once per problem by a prepass; persistent "
+        "CTAs, deterministic split-K";
+    const std::string two =
+        "two-phase: A and B decoded once to fp16, then a persistent warp-specialised fp16 "
+        "mainloop (TMA ring, producer warp, two consumer warpgroups, wgmma), split-K reduced in "
+        "the kernel";
+    if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")";
+    if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")";
+    return "Hopper sm_90a, per shape the faster of two paths by cost model - " + fused + "; " + two +
+           "; FP32 accumulation";
   }
   Availability availability(const DeviceInfo& dev) const override {
     if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};
@@ -570,22 +607,24 @@ class Sm90Gemm final : public Gemm {
   }
   std::string shape_error(const Shape& s) const override { return sm90::shape_error(s); }
   size_t workspace_bytes(const Shape& s) const override {
-    return sm90::workspace_bytes(s, choose_config(s, current_sm_count()));
+    return sm90::workspace_bytes(s, choose_config(s, current_sm_count(), path_));
   }
   void prepare(const Shape& s, const Operands&, cudaStream_t) override {
-    config_ = choose_config(s, current_sm_count());
+    config_ = choose_config(s, current_sm_count(), path_);
     prepared_for_ = s;
     prepared_ = true;
   }
   void run(const Shape& s, const Operands& ops, void* workspace, cudaStream_t stream) override {
     const bool same = prepared_ && prepared_for_.m == s.m && prepared_for_.n == s.n &&
                       prepared_for_.k == s.k && prepared_for_.l == s.l;
-    const Config c = same ? config_ : choose_config(s, current_sm_count());
+    const Config c = same ? config_ : choose_config(s, current_sm_count(), path_);
     launch(s, ops, c, workspace, stream);
   }
-  int auto_rank() const override { return 10; }
+  // --kernel auto takes the per-shape choice; the forced paths are for comparisons.
+  int auto_rank() const override { return path_ == Path::Auto ? 10 : 0; }
 
  private:
+  Path path_;
   Config config_;
   Shape prepared_for_;
   bool prepared_ = false;
@@ -595,5 +634,11 @@ class Sm90Gemm final : public Gemm {
 }  // namespace nvfp4::sm90
 
 namespace nvfp4 {
-std::unique_ptr<Gemm> make_sm90_gemm() { return std::make_unique<sm90::Sm90Gemm>(); }
+std::unique_ptr<Gemm> make_sm90_gemm() { return std::make_unique<sm90::Sm90Gemm>(sm90::Path::Auto); }
+std::unique_ptr<Gemm> make_sm90_fused_gemm() {
+  return std::make_unique<sm90::Sm90Gemm>(sm90::Path::Fused);
+}
+std::unique_ptr<Gemm> make_sm90_two_phase_gemm() {
+  return std::make_unique<sm90::Sm90Gemm>(sm90::Path::TwoPhase);
+}
 }  // namespace nvfp4

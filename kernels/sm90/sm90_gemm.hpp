@@ -22,6 +22,10 @@ namespace nvfp4::sm90 {
 //     persistent CTAs, split-K reduced by the last split of each tile (any split).
 //   version 1 (sm90_kernel.cuh): every warp loads, decodes and issues wgmma; split-K partials in
 //     the workspace summed by a second kernel. Kept for comparison (bench, tests).
+//   version 4 (two-phase, sm90_two_phase.cu): A and B decoded once to fp16 into the workspace
+//     (src/problem/dequant), then the persistent warp-specialised fp16 mainloop
+//     (f16_mainloop.cuh: TMA ring, producer warp, two consumer warpgroups, SS wgmma) with tile
+//     f16_bm x f16_bn and `split` K splits reduced inside the kernel. Chosen at large M.
 struct Config {
   int bn = 256;     // 128, 192, 224 or 256 (the wgmma N)
   int split = 1;    // >= 1; 1 writes fp16 directly
@@ -31,17 +35,34 @@ struct Config {
   int producers = 1;  // v2 only: producer warpgroups (2: 512 threads, widths 128/192 only)
   int mt = 128;       // v3 only: M tile (wgmma N), 128 or 256; the N tile is 128
   int bufs = 3;       // v3, 128 tile, K % 256 == 0: raw-B super-granule register buffers (2, 3)
+  int f16_bm = 256;   // v4 only: the fp16 mainloop's tile (256x128, 128x256 or 128x128)
+  int f16_bn = 128;
 };
+
+// Which path the registered kernel may take: `sm90` chooses per shape, `sm90-fused` and
+// `sm90-2phase` force one (for side-by-side comparisons).
+enum class Path { Auto, Fused, TwoPhase };
 
 constexpr int kMaxSplitV2 = 8;  // portable cluster size
 constexpr int kMaxSplitV3 = 64;
+constexpr int kMaxSplitV4 = 16;
 
 constexpr int kGranuleK = 64;  // K per pipeline stage: 4 wgmma k-steps, 4 scale blocks
 
 // Empty when supported, else the rule broken.
 std::string shape_error(const Shape& s);
-// The per-problem heuristic of the registered kernel (v3; documented in sm90_gemm.cu).
-Config choose_config(const Shape& s, int sm_count);
+// The per-problem heuristic of the registered kernel: the two-phase path (v4) from M =
+// kTwoPhaseMinM on, else the fused path (v3); within a path, each one's cost model picks tile
+// and split (documented in sm90_gemm.cu).
+constexpr int64_t kTwoPhaseMinM = 1024;
+Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto);
+// The fused path's (v3) best split, and the two-phase path's best tile and split.
+Config choose_fused_config(const Shape& s, int sm_count);
+Config choose_two_phase_config(const Shape& s, int sm_count);
+// v4: workspace (fp16 A and B, the mainloop's split-K partials) and launch (sm90_two_phase.cu).
+size_t two_phase_workspace_bytes(const Shape& s, const Config& c);
+void launch_two_phase(const Shape& s, const Operands& ops, const Config& c, void* workspace,
+                      cudaStream_t stream);
 // v2's heuristic (v1 at small M with long K, else v2; the registered choice before v3).
 Config choose_config_v2(const Shape& s, int sm_count);
 // v1's heuristic (bench and tests compare against it).

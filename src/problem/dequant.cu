@@ -1,4 +1,4 @@
-#include "kernels/reference/dequant.hpp"
+#include "src/problem/dequant.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -1,6 +1,6 @@
 // NVFP4 -> FP16/BF16 dequantization on the GPU: value * block scale, which is exact in both
 // formats (docs/facts.md section 1). The cuBLASLt FP16 emulation reference and the 16-bit peers
-// feed cuBLASLt with its output.
+// feed cuBLASLt with its output; the sm90 kernel's two-phase path feeds its fp16 mainloop.
 #pragma once
 
 #include <cuda_runtime_api.h>

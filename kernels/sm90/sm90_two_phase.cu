@@ -1,0 +1,75 @@
+// The sm90 kernel's two-phase path (version 4): A and B decoded once to fp16 by the shared
+// dequantization kernel (src/problem/dequant; exact, docs/facts.md section 1), then the
+// persistent warp-specialised fp16 mainloop of f16_mainloop.cuh. At large M the fused path
+// decodes each B tile once per M tile; here every operand byte is decoded exactly once.
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernels/sm90/f16_mainloop.cuh"
+#include "kernels/sm90/sm90_gemm.hpp"
+#include "src/core/error.hpp"
+#include "src/problem/dequant.hpp"
+
+namespace nvfp4::sm90 {
+namespace {
+
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+F16GemmConfig f16_config(const Config& c) {
+  F16GemmConfig f;
+  f.bm = c.f16_bm;
+  f.bn = c.f16_bn;
+  f.splits = c.split;
+  return f;
+}
+
+// Workspace: [fp16 A, L*M*K][fp16 B, L*N*K][the mainloop's split-K partials], 256-byte aligned.
+struct Layout {
+  size_t a16 = 0, b16 = 0, f16ws = 0, total = 0;
+};
+Layout layout(const Shape& s, const Config& c) {
+  Layout w;
+  w.a16 = round_up(size_t(s.l) * size_t(s.m) * size_t(s.k) * sizeof(__half), 256);
+  w.b16 = round_up(size_t(s.l) * size_t(s.n) * size_t(s.k) * sizeof(__half), 256);
+  w.f16ws = round_up(f16_gemm_workspace_bytes(s.m, s.n, s.k, s.l, f16_config(c)), 256);
+  w.total = w.a16 + w.b16 + w.f16ws;
+  return w;
+}
+
+}  // namespace
+
+Config choose_two_phase_config(const Shape& s, int sms) {
+  const F16GemmConfig f = choose_f16_config(s.m, s.n, s.k, s.l, sms);
+  Config c;
+  c.version = 4;
+  c.f16_bm = f.bm;
+  c.f16_bn = f.bn;
+  c.split = f.splits;
+  return normalize(s, c);
+}
+
+size_t two_phase_workspace_bytes(const Shape& s, const Config& c) { return layout(s, c).total; }
+
+void launch_two_phase(const Shape& s, const Operands& ops, const Config& c, void* workspace,
+                      cudaStream_t stream) {
+  const Layout w = layout(s, c);
+  uint8_t* ws = static_cast<uint8_t*>(workspace);
+  auto* a16 = reinterpret_cast<uint16_t*>(ws);
+  auto* b16 = reinterpret_cast<uint16_t*>(ws + w.a16);
+  void* f16ws = w.f16ws ? ws + w.a16 + w.b16 : nullptr;
+  dequantize_nvfp4(ops.a, ops.sfa, s.l * s.m * s.k / 16, Dequant16::F16, a16, stream);
+  dequantize_nvfp4(ops.b, ops.sfb, s.l * s.n * s.k / 16, Dequant16::F16, b16, stream);
+  try {
+    f16_gemm_launch(reinterpret_cast<const __half*>(a16), reinterpret_cast<const __half*>(b16),
+                    reinterpret_cast<__half*>(ops.c), s.m, s.n, s.k, s.l, f16_config(c), f16ws,
+                    stream);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw runtime_error(std::string("sm90 two-phase: ") + e.what());  // exit 3, like every CUDA error
+  }
+}
+
+}  // namespace nvfp4::sm90
