@@ -179,6 +179,14 @@ __global__ void __launch_bounds__(128) decode_a_kernel(const Params p) {
 
 }  // namespace v2
 
+Availability availability(const DeviceInfo& dev) {
+  if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};
+  if (dev.cc_major != 9 || dev.cc_minor != 0)
+    return {false, fmt::format("needs compute capability 9.0 (sm_90a wgmma); {} has {}", dev.name,
+                               dev.cc_string())};
+  return {true, {}};
+}
+
 std::string shape_error(const Shape& s) {
   if (s.k % kGranuleK != 0)
     return fmt::format("K must be a multiple of {} (the sm90 kernel's K granule)", kGranuleK);
@@ -596,16 +604,10 @@ class Sm90Gemm final : public Gemm {
         "the kernel";
     if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")";
     if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")";
-    return "Hopper sm_90a, per shape the faster of two paths by cost model - " + fused + "; " + two +
+    return "Hopper sm_90a, per shape one of two paths (two-phase from M = 1024, else fused) - " + fused + "; " + two +
            "; FP32 accumulation";
   }
-  Availability availability(const DeviceInfo& dev) const override {
-    if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};
-    if (dev.cc_major != 9 || dev.cc_minor != 0)
-      return {false, fmt::format("needs compute capability 9.0 (sm_90a wgmma); {} has {}", dev.name,
-                                 dev.cc_string())};
-    return {true, {}};
-  }
+  Availability availability(const DeviceInfo& dev) const override { return sm90::availability(dev); }
   std::string shape_error(const Shape& s) const override { return sm90::shape_error(s); }
   size_t workspace_bytes(const Shape& s) const override {
     return sm90::workspace_bytes(s, choose_config(s, current_sm_count(), path_));

@@ -49,6 +49,8 @@ constexpr int kMaxSplitV4 = 16;
 
 constexpr int kGranuleK = 64;  // K per pipeline stage: 4 wgmma k-steps, 4 scale blocks
 
+// Runs here only on compute capability 9.0 (sm_90a code); the reason names what is missing.
+Availability availability(const DeviceInfo& dev);
 // Empty when supported, else the rule broken.
 std::string shape_error(const Shape& s);
 // The per-problem heuristic of the registered kernel: the two-phase path (v4) from M =

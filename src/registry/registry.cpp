@@ -11,6 +11,7 @@ std::unique_ptr<Gemm> make_host_gemm();
 std::unique_ptr<Gemm> make_sm90_gemm();   // kernels/sm90 (sm_90a only): per shape the faster path
 std::unique_ptr<Gemm> make_sm90_fused_gemm();      // ... its fused path only
 std::unique_ptr<Gemm> make_sm90_two_phase_gemm();  // ... its two-phase path only
+std::unique_ptr<Gemm> make_sm90_mainloop_peer();   // ... its fp16 mainloop alone (a peer)
 std::unique_ptr<Gemm> make_sm100_gemm();  // kernels/sm100/sm100.cu (sm_100a only)
 
 namespace {
@@ -35,6 +36,7 @@ std::vector<RegistryEntry>& entries() {
         make_bf16_predeq_peer,
         make_fp8_tensor_peer,
         make_fp8_block_peer,
+        make_sm90_mainloop_peer,
     };
     std::vector<RegistryEntry> out;
     for (const GemmFactory& f : factories) {
