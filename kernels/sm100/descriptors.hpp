@@ -1,7 +1,7 @@
 // Typed descriptors of the sm_100a NVFP4 kernel: the tcgen05 instruction descriptor for
 // kind::mxf4nvf4 with block scaling, the shared-memory matrix descriptor, and the parameters of
 // the TMA tensor maps. Each is a value with named fields that packs to the exact bit pattern
-// the hardware reads; tests/test_sm100_desc.cpp checks them bit for bit against the PTX ISA
+// the hardware reads; tests/unit/sm100_desc_test.cpp checks them bit for bit against the PTX ISA
 // tables (PTX ISA 9.x, section 9.7.16.4 "Matrix Descriptors"). Header-only, g++ and nvcc.
 #pragma once
 

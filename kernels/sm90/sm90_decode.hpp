@@ -1,5 +1,5 @@
 // Exact E2M1 -> fp16 decoding used by the sm90 kernel, written so the bit trick compiles for the
-// host too (tests/test_sm90.cu checks it exhaustively against e2m1_decode on both sides).
+// host too (tests/gpu/sm90_test.cu checks it exhaustively against e2m1_decode on both sides).
 //
 // One 32-bit word holds 8 packed codes n0..n7 (n_e in bits 4e..4e+3, the lower K index in the
 // lower nibble). e2m1x2_raw<I> builds an fp16x2 from codes (n_I, n_{I+4}): the 3 magnitude bits

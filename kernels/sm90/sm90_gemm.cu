@@ -335,7 +335,7 @@ Config choose_fused_config(const Shape& s, int sms) {
 // over A and B and then runs the fp16 mainloop at its full rate, which wins from M = 1024 on.
 // Both paths were timed on all 61 shapes of the two shipped sweep configs on an H200 (device run
 // of 2026-11-30, bench/results/h200/2026-11-30-sm90-2phase/paths): this rule is within 5 % of
-// the faster path on every one of them (tests/test_sm90_host.cpp checks it against that table;
+// the faster path on every one of them (tests/unit/sm90_host_test.cpp checks it against that table;
 // it loses only at 384x7168x2304, by 4 %).
 // Comparing the two cost models instead was wrong by up to 37 % (the fused model misses at
 // M >= 1024 with few N tiles), so the models choose only tiles and splits within a path.

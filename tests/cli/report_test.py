@@ -17,15 +17,9 @@ try:
 except ImportError:  # scripts/setup installs python3-jsonschema; without it validation skips
     jsonschema = None
 
-BIN = os.environ.get("NVFP4BENCH", "build/nvfp4bench")
-SCHEMA = os.environ.get("NVFP4_SCHEMA", os.path.join(os.path.dirname(__file__), "..", "schemas",
-                                                      "report.schema.json"))
+from nvfp4cli import SCHEMA, run
 SMALL = ["--m", "24", "--n", "40", "--k", "64", "--seed", "3"]
 
-
-def run(*args):
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
-    return p.returncode, p.stdout, p.stderr
 
 
 class Reports(unittest.TestCase):

@@ -10,10 +10,9 @@ import subprocess
 import tempfile
 import unittest
 
-BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
-PLUGIN_DIR = os.path.abspath(os.environ.get("NVFP4_PLUGIN_DIR", "build/plugins"))
-ERRORS_DOC = os.environ.get("NVFP4_ERRORS_DOC",
-                            os.path.join(os.path.dirname(__file__), "..", "docs", "errors.md"))
+from nvfp4cli import BIN, PLUGIN_DIR, SRC
+
+ERRORS_DOC = os.path.join(SRC, "docs", "errors.md")
 BASE = ["--m", "16", "--n", "16", "--k", "64"]
 # Signs of a crash rather than a refusal.
 CRASH_WORDS = ["terminate called", "Traceback", "Sanitizer", "runtime error:", "Segmentation", "Aborted"]

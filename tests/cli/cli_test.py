@@ -3,8 +3,6 @@
 .npy export re-checked independently with numpy. Run under /usr/bin/python3 (Debian's numpy)."""
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
@@ -13,12 +11,7 @@ try:
 except ImportError:  # scripts/setup installs it; without it the numpy check skips
     np = None
 
-BIN = os.environ.get("NVFP4BENCH", "build/nvfp4bench")
-
-
-def run(*args):
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
-    return p.returncode, p.stdout, p.stderr
+from nvfp4cli import run
 
 
 E2M1 = [0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6]

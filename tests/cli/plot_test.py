@@ -9,8 +9,8 @@ import sys
 import tempfile
 import unittest
 
-BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
-SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from nvfp4cli import BIN, SRC
+
 PLOT = os.path.join(SRC, "scripts", "plot")
 
 try:

@@ -10,9 +10,8 @@ import subprocess
 import tempfile
 import unittest
 
-BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
-PLUGINS = os.path.abspath(os.environ.get("NVFP4_PLUGIN_DIR", "build/plugins"))
-HOST_ENV = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # the host backend, even on a GPU machine
+import nvfp4cli
+from nvfp4cli import BIN, HOST_ENV, PLUGIN_DIR as PLUGINS
 
 
 def lib(name):
@@ -20,8 +19,7 @@ def lib(name):
 
 
 def run(args, env=None, timeout=300):
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout, env=env)
-    return p.returncode, p.stdout, p.stderr
+    return nvfp4cli.run(*args, env=env, timeout=timeout)
 
 
 class Report:

@@ -303,7 +303,7 @@ TEST(CublasCheck, FailuresBecomeRuntimeErrorsNamingTheCall) {
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), kExitRuntime);
     EXPECT_TRUE(contains(e.what(), "CUBLAS_STATUS_INVALID_VALUE")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "test_cublaslt_desc.cpp")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "cublaslt_desc_test.cpp")) << e.what();
   }
 }
 
@@ -374,7 +374,8 @@ TEST(Registry, ReferencesAndPeersAreRegisteredWithTheirRanks) {
     EXPECT_EQ(g->same_numerics(), same) << name;
     EXPECT_EQ(g->workspace_bytes(Shape{128, 256, 256, 1}), kWorkspaceBytes) << name;
   }
-  EXPECT_EQ(peers.size(), std::size(expected_peers));
+  // Plus the sm90 kernel's mainloop alone (tests/unit/sm90_host_test.cpp checks it).
+  EXPECT_EQ(peers.size(), std::size(expected_peers) + 1);
 }
 
 TEST(Registry, ShapeErrorsOfTheCublasLtImplementations) {

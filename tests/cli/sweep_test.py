@@ -7,7 +7,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
@@ -17,25 +16,7 @@ try:
 except ImportError:  # Debian's python3-jsonschema; without it the schema checks skip
     jsonschema = None
 
-BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
-SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = os.path.join(SRC, "configs")
-REPORT_SCHEMA = os.path.join(SRC, "schemas", "report.schema.json")
-
-
-def run(*args, cwd=None, timeout=300):
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
-    return p.returncode, p.stdout, p.stderr
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+from nvfp4cli import BIN, CONFIGS, SCHEMA as REPORT_SCHEMA, jsonl, load, run
 
 
 def check_report_schema(test, report):

@@ -187,3 +187,29 @@ TEST(Sm90Gemm, PathChoiceIsNearTheMeasuredFasterPath) {
   }
   EXPECT_EQ(two_phase, 27);  // every M >= 1024 case of the 61
 }
+
+// The registered kernel takes either path; the forced ones exist for side-by-side runs and are
+// never picked by --kernel auto; the mainloop alone is a peer with the tool's numerics.
+TEST(Sm90Gemm, PathsAndMainloopAreRegistered) {
+  const std::pair<const char*, int> kernels[] = {{"sm90", 10}, {"sm90-fused", 0}, {"sm90-2phase", 0}};
+  for (const auto& [name, rank] : kernels) {
+    const auto g = make_gemm(name, Role::Kernel);
+    ASSERT_TRUE(g) << name;
+    EXPECT_EQ(g->name(), name);
+    EXPECT_EQ(g->auto_rank(), rank) << name;
+    EXPECT_EQ(g->shape_error(Shape{128, 256, 96, 1}), "K must be a multiple of 64 (the sm90 kernel's K granule)") << name;
+  }
+  const auto peer = make_gemm("sm90-f16-predeq", Role::Peer);
+  ASSERT_TRUE(peer);
+  EXPECT_EQ(peer->role(), Role::Peer);
+  EXPECT_TRUE(peer->same_numerics());
+  EXPECT_EQ(peer->auto_rank(), 0);
+  // Forced paths choose what their path's heuristic chooses, whatever M is.
+  const Shape big{4096, 4096, 4096, 1}, small{128, 7168, 16384, 1};
+  EXPECT_EQ(sm90::choose_config(big, 132, sm90::Path::Fused).version, 3);
+  EXPECT_EQ(sm90::choose_config(small, 132, sm90::Path::TwoPhase).version, 4);
+  EXPECT_EQ(sm90::choose_config(big, 132).version, 4);
+  EXPECT_EQ(sm90::choose_config(small, 132).version, 3);
+  // The two-phase workspace holds both fp16 operands.
+  EXPECT_GE(sm90::workspace_bytes(big, sm90::choose_config(big, 132)), size_t(2) * 4096 * 4096 * 2);
+}
