@@ -1,0 +1,32 @@
+"""What the command-line tests share: where the tool, the sources and the plugins are, and how
+to run the tool. ctest sets NVFP4BENCH, NVFP4_PLUGIN_DIR and NVFP4_SOURCE_DIR (tests/cli/
+CMakeLists.txt); the defaults serve a run by hand from the repository root."""
+import json
+import os
+import subprocess
+
+SRC = os.path.abspath(os.environ.get(
+    "NVFP4_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
+BIN = os.path.abspath(os.environ.get("NVFP4BENCH", os.path.join("build", "nvfp4bench")))
+PLUGIN_DIR = os.path.abspath(os.environ.get("NVFP4_PLUGIN_DIR", os.path.join("build", "plugins")))
+CONFIGS = os.path.join(SRC, "configs")
+SCHEMA = os.path.join(SRC, "schemas", "report.schema.json")
+# The host backend, even on a GPU machine.
+HOST_ENV = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+
+
+def run(*args, cwd=None, env=None, timeout=300):
+    """Runs the tool; returns (exit code, stdout, stderr)."""
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                       env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
