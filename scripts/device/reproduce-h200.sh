@@ -13,9 +13,10 @@
 #   measure     scripts/device/measure.sh (stability, cold/hot/rotate/graph, schema, compare)
 #   sanitize    scripts/device/sanitize.sh (memcheck, racecheck, synccheck, planted bugs)
 #   tool        ctest reports/plugin_gpu/cli, the oversized-problem refusal, scripts/device/sweep.sh
-#   sm90        test_sm90 + test_sm90_host, the GPU MODE sweep with every peer (+ scripts/plot),
-#               scripts/device/peers.sh, compute-sanitizer memcheck/racecheck of sm90, ptxas,
-#               sm90_bench --v3 on the six held-out GPU MODE test shapes
+#   sm90        scripts/device/sm90-results.sh (tests, both paths on every shipped shape, the sweeps
+#               with peers, the large shapes with every peer, sanitizers of the two-phase path),
+#               then memcheck/racecheck of the fused path and sm90_bench --v3 on the six
+#               held-out GPU MODE test shapes
 #
 # Steps after `build` use its build/ (same machine). With the device tool (at most 10 minutes a
 # call, at most 8 files back) run it in three calls on one warm machine:
@@ -26,7 +27,7 @@ OUT=${OUT:-out}; mkdir -p "$OUT"
 steps=("$@"); ((${#steps[@]})) || steps=(build foundation measure sanitize tool sm90)
 CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 log() { echo "== $*"; }
-need_build() { [[ -x build/nvfp4bench && -x build/tests/test_sm90 ]] || { echo "no build/ with tests: run step build first"; return 2; }; }
+need_build() { [[ -x build/nvfp4bench && -x build/tests/gpu/sm90_test ]] || { echo "no build/ with tests: run step build first"; return 2; }; }
 
 step_build() {
   local d="$OUT/readme-main"; mkdir -p "$d"
@@ -90,34 +91,18 @@ step_tool() {
 
 step_sm90() {
   need_build || return 2
-  local d="$OUT/sm90"; mkdir -p "$d/sweep"
-  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
-  # Recompile the sm90 objects so that ptxas -v (NVFP4_SM90_PTXAS_VERBOSE) reports them here.
-  find build -path '*nvfp4_sm90.dir*' -name '*.o' -delete
-  cmake --build build -j"$(nproc)" --target nvfp4bench test_sm90 test_sm90_host sm90_bench > "$d/build.log" 2>&1 ||
-    { grep -A3 error "$d/build.log" | head -30; return 1; }
-  grep -E "Compiling entry|Used|spill" "$d/build.log" | grep -A2 "rs_kernelILi128ELi0ELi4ELi3E" |
-    sed 's/ptxas info *: //' > "$d/ptxas_registered.txt"
-  cat "$d/ptxas_registered.txt"
-  timeout 150 ./build/tests/test_sm90 > "$d/test_sm90.log" 2>&1; local rc=$?; echo "test_sm90 rc=$rc"
-  timeout 30 ./build/tests/test_sm90_host > "$d/test_sm90_host.log" 2>&1; local rh=$?; echo "test_sm90_host rc=$rh"
-  grep -E "^\[  (PASSED|FAILED) |FAILED \]|bad, first" "$d/test_sm90.log" "$d/test_sm90_host.log" | head -20
-  [[ $rc -eq 0 && $rh -eq 0 ]] || return 1
-  local t0; t0=$(date +%s)
-  timeout 150 build/nvfp4bench sweep configs/gpumode-nvfp4-gemm.json --peers all --json "$d/sweep/gpumode.json" \
-    --overwrite > "$d/sweep/gpumode.log" 2>&1
-  echo "sweep rc=$? in $(( $(date +%s) - t0 )) s"; grep -E '^sweep: [0-9]' "$d/sweep/gpumode.log"
-  scripts/plot "$d/sweep/gpumode.json" --out "$d/plots" || echo "no plots here: plot locally (scripts/plot)"
-  t0=$(date +%s); OUT="$d/p" timeout 150 bash scripts/device/peers.sh > "$d/peers-summary.txt" 2>&1
-  echo "peers rc=$? in $(( $(date +%s) - t0 )) s"; cat "$d/peers-summary.txt"
-  mv "$d/p/peers" "$d/peers"; rmdir "$d/p"
+  local d="$OUT/sm90"; mkdir -p "$d"
+  # The current evidence (2026-11-30-sm90-2phase): its own script, its own sm90-only build.
+  OUT="$d" bash scripts/device/sm90-results.sh
+  # The fused path's kernel code (v3) is unchanged since 2026-11-30-v3/f: its sanitizer runs and
+  # its split heuristic on held-out shapes, from build/.
   local tool s m n k l f
   for tool in memcheck racecheck; do
     for s in "128 7168 2048 1" "1000 1000 512 2"; do
       read -r m n k l <<<"$s"
       f="$d/sanitize-$tool-${m}x${n}x${k}x${l}.txt"
       timeout 60 "$CS" --tool $tool --error-exitcode 9 build/nvfp4bench --m $m --n $n --k $k --l $l \
-        --kernel sm90 --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+        --kernel sm90-fused --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
       echo "$tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f") $(grep -m1 '^verify' "$f")"
     done
   done

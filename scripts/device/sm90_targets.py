@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""The sm90 kernel's standing against its targets, from the reports of
+scripts/device/sm90-results.sh: per case of the two shipped sweeps, sm90 beside dequant-f16 and
+f16-predeq; the floor, small-M, benchmark-shape and large-M summaries; the large shapes with the
+mainloop peer (sm90-f16-predeq) beside cuBLASLt (f16-predeq).
+Usage: scripts/device/sm90_targets.py RESULTS_DIR   (the folder holding sweep/ and peers/)"""
+import glob
+import json
+import math
+import sys
+
+d = sys.argv[1]
+cases = []
+for f in sorted(glob.glob(d + "/sweep/*.json")):
+    for c in json.load(open(f))["cases"]:
+        p = c["problem"]
+        k = c["kernel_timing"]["stats"]["median_us"]
+        peers = {t["name"]: t["stats"]["median_us"] for t in c.get("peers", []) if t.get("ran")}
+        cases.append(((p["m"], p["n"], p["k"], p["l"]), c["kernel"]["name"], c["disposition"], k,
+                      peers.get("dequant-f16"), peers.get("f16-predeq")))
+def gm(xs): return math.exp(sum(map(math.log, xs)) / len(xs))
+print("| shape | sm90 us | dequant-f16 us | f16-predeq us | vs dequant-f16 | vs f16-predeq |")
+print("|---|---|---|---|---|---|")
+for s, kn, disp, k, dq, pd in sorted(cases):
+    print("| %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |" % ("x".join(map(str, s[:3])), k, dq, pd, dq / k, pd / k))
+print()
+print("cases", len(cases), "passed", sum(c[2] == "passed" for c in cases))
+below = [c for c in cases if c[4] / c[3] < 1.0]
+print("floor: %d of %d below 1.00x dequant-f16:" % (len(below), len(cases)), ", ".join("%s %.2fx" % ("x".join(map(str, c[0][:3])), c[4] / c[3]) for c in below))
+small = [c for c in cases if c[0][0] <= 512]; large = [c for c in cases if c[0][0] >= 1024]
+print("small M (%d cases, M<=512): geomean vs f16-predeq %.2fx, vs dequant-f16 %.2fx" % (len(small), gm([c[5] / c[3] for c in small]), gm([c[4] / c[3] for c in small])))
+print("large M (%d cases, M>=1024): geomean vs dequant-f16 %.2fx, vs f16-predeq %.2fx" % (len(large), gm([c[4] / c[3] for c in large]), gm([c[5] / c[3] for c in large])))
+print("all: geomean vs dequant-f16 %.2fx, vs f16-predeq %.2fx" % (gm([c[4] / c[3] for c in cases]), gm([c[5] / c[3] for c in cases])))
+for s in [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]:
+    for c in cases:
+        if c[0][:3] == s: print("bench %s: sm90 %.1f us, vs f16-predeq %.2fx" % ("x".join(map(str, s)), c[3], c[5] / c[3]))
+print()
+print("| large shape | sm90 us | sm90-f16-predeq (mainloop) us | f16-predeq us | mainloop vs cuBLAS | sm90 vs dequant-f16 |")
+print("|---|---|---|---|---|---|")
+for f in sorted(glob.glob(d + "/peers/*.json")):
+    c = json.load(open(f))["cases"][0]; p = c["problem"]
+    peers = {t["name"]: t["stats"]["median_us"] for t in c.get("peers", []) if t.get("ran")}
+    k = c["kernel_timing"]["stats"]["median_us"]
+    print("| %dx%dx%d | %.1f | %.1f | %.1f | %.3fx | %.2fx |" % (p["m"], p["n"], p["k"], k, peers["sm90-f16-predeq"], peers["f16-predeq"], peers["f16-predeq"] / peers["sm90-f16-predeq"], peers["dequant-f16"] / k))
