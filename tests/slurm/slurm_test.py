@@ -9,7 +9,6 @@ does), requeued by the script, resumed, merged.
 No skipping: a machine that cannot run the daemons fails this test with the daemons' logs.
 Environment: NVFP4BENCH (the tool), NVFP4_SOURCE_DIR (the repository: scripts/, configs/);
 NVFP4_SLURM_KEEP=1 keeps the temporary folder."""
-import json
 import os
 import re
 import shutil
@@ -20,9 +19,10 @@ import tempfile
 import time
 import unittest
 
-BIN = os.path.abspath(os.environ.get("NVFP4BENCH", "build/nvfp4bench"))
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.abspath(os.environ.get("NVFP4_SOURCE_DIR", os.path.join(HERE, "..", "..")))
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+from nvfp4cli import BIN, SRC, jsonl, load  # noqa: E402  (the CLI tests' shared helper)
+
 DAEMONS = ["munged", "slurmctld", "slurmd"]
 CLIENTS = ["sbatch", "scontrol", "scancel", "sinfo"]
 
@@ -49,16 +49,6 @@ def tail(path, lines=40):
             return "".join(f.readlines()[-lines:])
     except OSError as e:
         return f"({e})"
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 class Cluster:
