@@ -358,7 +358,8 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
 }
 
 std::string describe(const Config& c) {
-  if (c.version == 4) return fmt::format("two-phase {}x{} split {}", c.f16_bm, c.f16_bn, c.split);
+  if (c.version == 4)
+    return fmt::format("two-phase {}x{} split {} group {}", c.f16_bm, c.f16_bn, c.split, c.f16_group);
   if (c.version == 3)
     return fmt::format("v3 {}x128 split {}{}{}", c.mt, c.split,
                        c.mt == 128 && c.bufs == 2 && c.diag == 0 ? " b2" : "",

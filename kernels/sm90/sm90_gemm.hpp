@@ -37,6 +37,7 @@ struct Config {
   int bufs = 3;       // v3, 128 tile, K % 256 == 0: raw-B super-granule register buffers (2, 3)
   int f16_bm = 256;   // v4 only: the fp16 mainloop's tile (256x128, 128x256 or 128x128)
   int f16_bn = 128;
+  int f16_group = 8;  // v4 only: tile-rows per scheduler group (L2 reuse)
 };
 
 // Which path the registered kernel may take: `sm90` chooses per shape, `sm90-fused` and

@@ -25,6 +25,7 @@ F16GemmConfig f16_config(const Config& c) {
   f.bm = c.f16_bm;
   f.bn = c.f16_bn;
   f.splits = c.split;
+  f.group_m = c.f16_group;
   return f;
 }
 
@@ -49,6 +50,7 @@ Config choose_two_phase_config(const Shape& s, int sms) {
   c.version = 4;
   c.f16_bm = f.bm;
   c.f16_bn = f.bn;
+  c.f16_group = f.group_m;
   c.split = f.splits;
   return normalize(s, c);
 }

@@ -210,6 +210,8 @@ TEST(Sm90Gemm, PathsAndMainloopAreRegistered) {
   EXPECT_EQ(sm90::choose_config(small, 132, sm90::Path::TwoPhase).version, 4);
   EXPECT_EQ(sm90::choose_config(big, 132).version, 4);
   EXPECT_EQ(sm90::choose_config(small, 132).version, 3);
+  // The two-phase path carries the mainloop heuristic's whole choice, its raster group included.
+  EXPECT_EQ(sm90::choose_config(big, 132).f16_group, 16);
   // The two-phase workspace holds both fp16 operands.
   EXPECT_GE(sm90::workspace_bytes(big, sm90::choose_config(big, 132)), size_t(2) * 4096 * 4096 * 2);
 }
