@@ -289,6 +289,7 @@ CasePlan plan_case(const CaseSpec& spec, Context& ctx, CaseResult& r) {
   p.kernel = resolve("--kernel", spec.kernel, Role::Kernel, s, ctx);
   p.reference = resolve("--reference", spec.reference, Role::Reference, s, ctx);
   r.kernel = p.kernel->name();
+  r.kernel_asked = spec.kernel;
   r.kernel_description = p.kernel->description();
   r.reference = p.reference->name();
   r.reference_description = p.reference->description();

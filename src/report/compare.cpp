@@ -80,8 +80,10 @@ std::vector<ReportCase> read_report_cases(const json& rep, const std::string& wh
     const std::string dist = need(p, "dist", vt::string, pw).get<std::string>();
     ReportCase rc;
     rc.problem = fmt::format("{}x{}x{} L={} {}", m, n, k, l, dist);
-    rc.kernel = need(need(c, "kernel", vt::object, where), "name", vt::string, where + ".kernel")
-                    .get<std::string>();
+    const json& kj = need(c, "kernel", vt::object, where);
+    rc.kernel = need(kj, "name", vt::string, where + ".kernel").get<std::string>();
+    rc.asked = kj.contains("asked") ? need(kj, "asked", vt::string, where + ".kernel").get<std::string>()
+                                    : rc.kernel;
     rc.problem_key = rc.problem;
     rc.disposition = need(c, "disposition", vt::string, where).get<std::string>();
     if (const auto kt = c.find("kernel_timing"); kt != c.end() && kt->is_object() &&
@@ -101,6 +103,13 @@ std::vector<ReportCase> read_report_cases(const json& rep, const std::string& wh
         throw usage_error(fmt::format("{}.median_us: {}; expected a time >= 0", sw, rc.median_us));
       rc.mode = kt->value("mode", kt->value("l2_flushed", true) ? "cold" : "hot");
     }
+    // A passed case is compared by its median: one of 0 (or none) would read as "unchanged".
+    if (rc.disposition == "passed" && !rc.timed)
+      throw usage_error(fmt::format("{}: passed but has no kernel_timing with ran true; expected "
+                                    "the kernel's median", where));
+    if (rc.disposition == "passed" && !(rc.median_us > 0))
+      throw usage_error(fmt::format("{}.kernel_timing.stats.median_us: {}; a passed case needs a "
+                                    "median > 0", where, rc.median_us));
     out.push_back(std::move(rc));
   }
   return out;
@@ -118,25 +127,46 @@ CompareResult compare_reports(const json& base, const json& now, const CompareOp
   if (device_of(base) != device_of(now))
     res.warnings.push_back(fmt::format("different devices: {} vs {}", device_of(base), device_of(now)));
 
-  // Cases with the same key pair up in order (a report may repeat a problem with other seeds).
+  // Cases with the same key (problem, kernel asked for, kernel resolved) pair up in order (a
+  // report may repeat a problem with other seeds). A base case left over then pairs with a new
+  // case of the same problem and kernel asked for that never got its kernel resolved (a failure
+  // before or during resolution: kernel.name is still what was asked).
+  auto key_of = [](const ReportCase& c) { return c.problem_key + "\n" + c.asked + "\n" + c.kernel; };
+  auto shown = [](const ReportCase& c) {
+    return c.asked == c.kernel ? c.kernel : c.asked + " → " + c.kernel;
+  };
   std::map<std::string, std::vector<const ReportCase*>> new_by_key;
-  for (const auto& c : n) new_by_key[c.problem_key + "\n" + c.kernel].push_back(&c);
+  for (const auto& c : n) new_by_key[key_of(c)].push_back(&c);
   std::map<std::string, size_t> used;
+  std::vector<std::pair<const ReportCase*, const ReportCase*>> pairs;  // base, new (or null)
   for (const auto& bc : b) {
-    const std::string key = bc.problem_key + "\n" + bc.kernel;
-    CompareRow row;
-    row.problem = bc.problem;
-    row.kernel = bc.kernel;
-    row.base_disposition = bc.disposition;
-    if (bc.timed) row.base_us = bc.median_us;
+    const std::string key = key_of(bc);
     auto& list = new_by_key[key];
     size_t& u = used[key];
-    if (u >= list.size()) {
+    pairs.emplace_back(&bc, u < list.size() ? list[u++] : nullptr);
+  }
+  for (auto& [bc, nc] : pairs) {
+    if (nc || bc->asked == bc->kernel) continue;
+    const std::string key = bc->problem_key + "\n" + bc->asked + "\n" + bc->asked;
+    auto& list = new_by_key[key];
+    size_t& u = used[key];
+    if (u < list.size()) nc = list[u++];
+  }
+  for (const auto& [bcp, ncp] : pairs) {
+    const ReportCase& bc = *bcp;
+    CompareRow row;
+    row.problem = bc.problem;
+    row.kernel = shown(bc);
+    row.base_disposition = bc.disposition;
+    if (bc.timed) row.base_us = bc.median_us;
+    if (!ncp) {
       row.verdict = Verdict::Missing;
+      row.regression = bc.disposition == "passed";  // passed before, not now
       res.rows.push_back(row);
       continue;
     }
-    const ReportCase& nc = *list[u++];
+    if (ncp->kernel != bc.kernel) row.kernel += " (not resolved in new)";
+    const ReportCase& nc = *ncp;
     row.new_disposition = nc.disposition;
     if (nc.timed) row.new_us = nc.median_us;
     if (bc.timed && nc.timed && bc.mode != nc.mode)
@@ -165,7 +195,7 @@ CompareResult compare_reports(const json& base, const json& now, const CompareOp
     for (size_t i = used[key]; i < list.size(); ++i) {
       CompareRow row;
       row.problem = list[i]->problem;
-      row.kernel = list[i]->kernel;
+      row.kernel = shown(*list[i]);
       row.new_disposition = list[i]->disposition;
       if (list[i]->timed) row.new_us = list[i]->median_us;
       row.verdict = Verdict::Added;

@@ -1,6 +1,8 @@
-// Comparing two native reports: cases matched by problem (m, n, k, l, dist) and kernel name; a
-// case regresses when its median got slower beyond both a threshold and its measured noise, or
-// when it passed verification before and does not now.
+// Comparing two native reports: cases matched by problem (m, n, k, l, dist), the kernel that was
+// asked for (kernel.asked, e.g. "auto") and the one it resolved to (kernel.name); a case regresses
+// when its median got slower beyond both a threshold and its measured noise, or when it passed
+// before and does not now, whatever the reason (failed, unsupported, crashed, timed out, or
+// missing from the new report). A passed case without a median > 0 is an invalid report.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,7 +23,7 @@ const char* verdict_text(Verdict v);
 
 struct CompareRow {
   std::string problem;  // "128x7168x16384 L=1 gpumode"
-  std::string kernel;
+  std::string kernel;   // the resolved kernel ("auto → naive" when asked for auto)
   std::string base_disposition, new_disposition;  // empty when absent
   std::optional<double> base_us, new_us;          // kernel medians
   double change = 0;  // new/base - 1
@@ -41,6 +43,9 @@ struct CompareResult {
 // with `what` naming the file.
 struct ReportCase {
   std::string problem_key, problem, kernel, disposition, mode;
+  // The kernel asked for: kernel.asked, or kernel.name in reports written before it was recorded.
+  // A case that failed before its kernel was resolved has kernel == asked ("auto").
+  std::string asked;
   bool timed = false;
   int64_t count = 0;
   double median_us = 0, rse = 0;

@@ -40,7 +40,8 @@ struct TimingResult {
 
 struct CaseResult {
   Problem problem;
-  std::string kernel, kernel_description;
+  std::string kernel, kernel_description;  // the kernel that ran (resolved)
+  std::string kernel_asked;  // what the run asked for ("auto" or a name); empty: the same
   std::string reference, reference_description;
   Disposition disposition = Disposition::Error;
   std::string message;  // one line: why not passed

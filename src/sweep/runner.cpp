@@ -115,7 +115,9 @@ json synthesized_record(const SweepCase& c, const std::string& disposition,
               {"sfb_blocked", b.sfb_blocked},
               {"c", b.c},
               {"min_traffic", b.min_traffic()}}}}},
-          {"kernel", {{"name", c.kernel}, {"description", ""}}},
+          // Not resolved (the case failed before it said which kernel runs): name is what was
+          // asked; compare pairs it with the base's case of the same problem and "asked".
+          {"kernel", {{"name", c.kernel}, {"asked", c.kernel}, {"description", ""}}},
           {"reference", {{"name", c.reference}, {"description", ""}}},
           {"disposition", disposition},
           {"message", message},

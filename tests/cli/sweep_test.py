@@ -231,6 +231,28 @@ class Sweeps(unittest.TestCase):
             rc, out, err = run("sweep", cfg2, cwd=d)
             self.assertEqual(rc, 2, out + err)
 
+    def test_compare_catches_an_auto_case_that_stops_passing(self):
+        """Issue 15, finding 1: cases asking for kernel auto (the configs' default) that time out
+        in the new sweep were recorded under "auto" and matched nothing: exit 0."""
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "a.json", {"defaults": {"warmup": 0, "iters": 1},
+                                             "cases": [{"shape": {"m": 64, "n": 64, "k": 256}}]})
+            base, new = os.path.join(d, "base.json"), os.path.join(d, "new.json")
+            rc, out, err = run("sweep", cfg, "--json", base, cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            k = load(base)["cases"][0]["kernel"]
+            self.assertEqual(k["asked"], "auto")
+            self.assertNotEqual(k["name"], "auto")
+            rc, out, err = run("sweep", cfg, "--json", new, "--case-timeout", "0.001", cwd=d)
+            self.assertEqual(rc, 3, out + err)
+            c = load(new)["cases"][0]
+            self.assertEqual(c["kernel"]["asked"], "auto")
+            check_report_schema(self, load(new))
+            rc, out, err = run("compare", base, new, cwd=d)
+            self.assertEqual(rc, 1, out + err)
+            self.assertIn("NOW FAILS", out)
+            self.assertIn("1 regression(s)", out)
+
     def test_sigterm_then_resume_loses_and_repeats_nothing(self):
         with tempfile.TemporaryDirectory() as d:
             cfg = write_config(d, "long.json", {

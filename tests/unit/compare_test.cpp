@@ -144,3 +144,69 @@ TEST(Compare, MarkdownTableListsEveryRowAndTheCount) {
   EXPECT_NE(md.find("**SLOWER**"), std::string::npos) << md;
   EXPECT_NE(md.find("1 regression(s)"), std::string::npos) << md;
 }
+
+namespace {
+json with_asked(json c, const char* asked) {
+  c["kernel"]["asked"] = asked;
+  return c;
+}
+}  // namespace
+
+// Issue 15, finding 1: a sweep case that asked for "auto" and failed before its kernel was
+// resolved is recorded with kernel name "auto"; it must still meet its base case and regress.
+TEST(Compare, AutoCaseThatFailsBeforeResolutionIsARegression) {
+  const json base = report({with_asked(make_case(128, "naive", 100, 1, 100), "auto")});
+  json failed = with_asked(make_case(128, "auto", 0, 0, 0, "error"), "auto");
+  failed.erase("kernel_timing");
+  const CompareResult c = compare_reports(base, report({failed}), {});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::NowFails);
+  EXPECT_EQ(c.regressions(), 1);
+  // Unsupported or incorrect alike.
+  failed["disposition"] = "not_supported";
+  EXPECT_EQ(compare_reports(base, report({failed}), {}).regressions(), 1);
+}
+
+TEST(Compare, AskedAndResolvedKernelBothTakePartInTheMatch) {
+  // auto resolving to another kernel is another case: the old one is missing (a regression,
+  // since it passed), the new one added.
+  const json base = report({with_asked(make_case(128, "naive", 100, 1, 100), "auto")});
+  const json now = report({with_asked(make_case(128, "fast", 100, 1, 100), "auto")});
+  const CompareResult c = compare_reports(base, now, {});
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::Missing);
+  EXPECT_EQ(c.rows[0].kernel, "auto → naive");
+  EXPECT_EQ(c.rows[1].verdict, Verdict::Added);
+  EXPECT_EQ(c.regressions(), 1);
+  // Asked explicitly vs through auto: not the same case either.
+  const json expl = report({make_case(128, "naive", 100, 1, 100)});
+  EXPECT_EQ(compare_reports(base, expl, {}).rows[0].verdict, Verdict::Missing);
+}
+
+TEST(Compare, APassedCaseMissingFromTheNewReportIsARegression) {
+  const json base = report({make_case(128, "naive", 100, 1, 100), make_case(256, "naive", 50, 1, 100, "incorrect")});
+  const CompareResult c = compare_reports(base, report({}), {});
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_TRUE(c.rows[0].regression);   // passed, now gone
+  EXPECT_FALSE(c.rows[1].regression);  // failed before already
+  EXPECT_EQ(c.regressions(), 1);
+}
+
+TEST(Compare, APassedCaseWithAZeroOrNoMedianIsAnError) {
+  const json good = report({make_case(128, "naive", 435, 1, 100)});
+  auto message = [&](const json& bad) -> std::string {
+    try {
+      compare_reports(bad, good, {}, "BASE.json", "NEW.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message(report({make_case(128, "naive", 0, 0, 100)})),
+            "BASE.json: cases[0].kernel_timing.stats.median_us: 0; a passed case needs a median > 0");
+  json untimed = make_case(128, "naive", 100, 1, 100);
+  untimed.erase("kernel_timing");
+  EXPECT_EQ(message(report({untimed})),
+            "BASE.json: cases[0]: passed but has no kernel_timing with ran true; expected the kernel's median");
+}
