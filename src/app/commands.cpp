@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "src/core/error.hpp"
@@ -122,10 +123,21 @@ int run_command(RunOptions& o, int argc, char** argv) {
                  ctx.dev.no_gpu_reason.c_str());
   }
   apply_backend_defaults(o, ctx);  // CPU runs are slow: fewer samples unless asked
-  const CaseResult r = run_case(o.spec, ctx);
+  CaseResult r;
+  std::optional<Error> failed;  // a failure of the case itself: still reported, then rethrown
+  try {
+    run_case_into(o.spec, ctx, r);
+  } catch (const Error& e) {
+    r.disposition = e.exit_code() == kExitBadInput ? Disposition::NotSupported : Disposition::Error;
+    r.message = e.what();
+    r.kernel_timing.reset();
+    r.reference_timing.reset();
+    r.verification.reset();
+    failed = e;
+  }
   // With --output - the report owns stdout; the summary moves to stderr.
   std::FILE* human = o.output == "-" ? stderr : stdout;
-  print_summary(r, ctx, human);
+  if (!failed) print_summary(r, ctx, human);
   if (!o.json_path.empty() || !o.output.empty()) {
     RunInfo info = RunInfo::collect(argc, argv, ctx.dev, o.spec.measure);
     info.seed = o.spec.problem.seed;
@@ -146,6 +158,7 @@ int run_command(RunOptions& o, int argc, char** argv) {
       }
     }
   }
+  if (failed) throw *failed;
   switch (r.disposition) {
     case Disposition::Passed: return kExitPass;
     case Disposition::Incorrect: return kExitVerifyFailed;

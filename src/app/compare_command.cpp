@@ -47,6 +47,8 @@ int run_compare(CompareArgs& a) {
   if (!(a.opt.noise_factor >= 0))
     throw usage_error(fmt::format("--noise-factor {}: must be >= 0", a.opt.noise_factor));
   a.opt.threshold = a.threshold_pct / 100.0;
+  check_output_file("--output", a.output);
+  check_outputs_distinct({{"--output", a.output}}, {{"BASE", a.base}, {"NEW", a.now}});
   const CompareResult r = compare_reports(read_report(a.base), read_report(a.now), a.opt, a.base, a.now);
   const std::string table = compare_markdown(r, a.opt);
   std::fputs(table.c_str(), stdout);

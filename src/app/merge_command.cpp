@@ -15,7 +15,29 @@ namespace nvfp4 {
 
 namespace {
 
+// OUT forgotten (`merge sweep-x.shard-*.json`) makes shard 0 the output: an existing OUT that is
+// itself a shard report is refused, so no shard is ever replaced by the merge of the others.
+void refuse_shard_as_output(const std::string& out) {
+  std::ifstream in(out, std::ios::binary);
+  if (!in) return;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (!j.is_object() || !j.contains("sweep") || !j["sweep"].is_object()) return;
+  const nlohmann::json shard = j["sweep"].value("shard", nlohmann::json::object());
+  if (!shard.is_object() || shard.value("count", 1) <= 1) return;
+  throw usage_error(fmt::format(
+      "OUT {}: is a shard report ({}/{}) and would be replaced by the merge; the first argument "
+      "is the merged report to write (merge OUT.json SHARD.json...)",
+      out, shard.value("index", 0), shard.value("count", 1)));
+}
+
 int merge_command(const std::string& out, const std::vector<std::string>& inputs) {
+  std::vector<NamedPath> in_paths;
+  for (const auto& p : inputs) in_paths.push_back({"SHARD", p});
+  check_output_file("OUT", out);
+  check_outputs_distinct({{"OUT", out}}, in_paths);
+  refuse_shard_as_output(out);
   std::vector<std::pair<std::string, nlohmann::json>> reports;
   for (const auto& path : inputs) {
     std::ifstream in(path, std::ios::binary);

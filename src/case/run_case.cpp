@@ -522,10 +522,17 @@ void verify_exact(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Cas
 }  // namespace
 
 CaseResult run_case(const CaseSpec& spec, Context& ctx) {
-  const Shape& s = spec.problem.shape;
-  validate_shape(s);
   CaseResult r;
+  run_case_into(spec, ctx, r);
+  return r;
+}
+
+void run_case_into(const CaseSpec& spec, Context& ctx, CaseResult& r) {
+  const Shape& s = spec.problem.shape;
   r.problem = spec.problem;
+  r.kernel = r.kernel_asked = spec.kernel;  // until resolved
+  r.reference = spec.reference;
+  validate_shape(s);
   r.tolerance = spec.tolerance;
   r.bytes = TensorBytes::of(s);
 
@@ -545,7 +552,6 @@ CaseResult run_case(const CaseSpec& spec, Context& ctx) {
                    p.sample > 0 ? nullptr : &out.ref_out, r.kernel, r.reference);
   }
   apply_speed_of_light(r, ctx.dev);
-  return r;
 }
 
 }  // namespace nvfp4

@@ -48,6 +48,9 @@ std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name,
 // Runs one case. Usage errors (unknown names, unsupported shapes) propagate as nvfp4::Error;
 // CUDA failures too (the context may be unusable after a fault).
 CaseResult run_case(const CaseSpec& spec, Context& ctx);
+// The same, filling `r` as it goes: when it throws, `r` holds the problem and, once resolved,
+// the kernel and reference (the caller can still report the failed case).
+void run_case_into(const CaseSpec& spec, Context& ctx, CaseResult& r);
 
 // The problem's speed of light on `dev` (src/measure/sol.hpp), and the fraction of it each timing of
 // the case reaches. Nothing without a GPU.

@@ -1,5 +1,7 @@
 #include "src/case/run_options.hpp"
 
+#include "src/report/json_report.hpp"
+
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -175,17 +177,7 @@ void check_output_dir(const char* option, const std::string& dir) {
     throw usage_error(fmt::format("{} {}: folder {} is not writable", option, dir, p.string()));
 }
 
-void check_output_path(const char* flag, const std::string& path) {
-  if (path.empty()) return;
-  std::error_code ec;
-  const auto abs = std::filesystem::absolute(path, ec);
-  const auto parent = abs.parent_path();
-  if (ec || abs.filename().empty() || std::filesystem::is_directory(abs, ec))
-    throw usage_error(fmt::format("{} {}: not a file path", flag, path));
-  if (!std::filesystem::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0)
-    throw usage_error(fmt::format("{} {}: folder {} does not exist or is not writable", flag, path,
-                                  parent.string()));
-}
+void check_output_path(const char* flag, const std::string& path) { check_output_file(flag, path); }
 
 // The timing mode from --mode and its shorthands; two different requests are an error.
 void validate_measure_options(RunOptions& o) {
@@ -243,6 +235,11 @@ void validate_options(RunOptions& o) {
   // Output paths are checked before anything runs, so no measurement is lost to a typo.
   check_output_path("--json", o.json_path);
   if (o.output != "-") check_output_path("--output", o.output);
+  {
+    std::vector<NamedPath> inputs;
+    for (const auto& lib : o.kernel_libs) inputs.push_back({"--kernel-lib", lib});
+    check_outputs_distinct({{"--json", o.json_path}, {"--output", o.output}}, inputs);
+  }
   if (!make_writer(o.format)) {
     std::string all;
     for (const auto& f : writer_formats()) all += (all.empty() ? "" : ", ") + f;

@@ -13,7 +13,24 @@ nlohmann::json to_json(const RunInfo& info);
 nlohmann::json to_json(const CaseResult& c, bool keep_samples);
 nlohmann::json make_report(const RunInfo& info, const std::vector<CaseResult>& cases,
                            bool keep_samples);
-// Writes atomically (temporary file, then rename); throws usage_error if the path can't be written.
+// Writes atomically (a temporary file in the same folder, then rename); an existing file keeps its
+// mode, and one without write permission is not replaced (usage_error), nor is a path that is not
+// a file path.
 void write_text_file_atomic(const std::string& path, const std::string& text);
+
+// Checks an output file path before any work starts: a file path (not "-", not a folder), a file
+// name and path the system accepts (NAME_MAX, PATH_MAX), an existing writable folder, and an
+// existing file only if it is a regular file with write permission. Throws usage_error
+// "FLAG PATH: why".
+void check_output_file(const std::string& flag, const std::string& path);
+
+// True when a and b name the same file (the same inode when both exist, else the same
+// normalized absolute path).
+bool same_file(const std::string& a, const std::string& b);
+
+// No output may be an input or another output of the same command: throws usage_error naming
+// both arguments. Each entry is (what, path), e.g. ("--json", "r.json") or ("BASE", "b.json").
+using NamedPath = std::pair<std::string, std::string>;
+void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
 }  // namespace nvfp4

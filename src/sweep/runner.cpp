@@ -396,6 +396,9 @@ OutputPaths output_paths(const SweepOptions& o, const Shard& shard) {
   }
   check_writable_folder("--json", out.report);
   check_writable_folder("--jsonl", out.jsonl);
+  check_output_file("--json", out.report);
+  check_output_file("--jsonl", out.jsonl);
+  check_outputs_distinct({{"--json", out.report}, {"--jsonl", out.jsonl}}, {{"the config", o.config_path}});
   out.logs_dir =
       (fs::absolute(out.report).parent_path() / (fs::path(out.report).stem().string() + ".logs"))
           .string();

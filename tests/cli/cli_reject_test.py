@@ -57,6 +57,12 @@ class RejectTable(unittest.TestCase):
             f.write('{"cases": [{"shape": {"m": 1e999, "n": 16, "k": 64}}]}')
         with open(os.path.join(d, "newline-key.json"), "w") as f:  # found by fuzz_sweep_config
             f.write('{"cases": [{"sha\\npe": {"m": 16, "n": 16, "k": 64}}]}')
+        with open(os.path.join(d, "read-only.json"), "w") as f:
+            f.write("{}\n")
+        os.chmod(os.path.join(d, "read-only.json"), 0o444)
+        for i in range(2):  # two shard reports (only what merge's OUT check reads)
+            with open(os.path.join(d, f"shard-{i}.json"), "w") as f:
+                json.dump({"sweep": {"config_hash": "x", "shard": {"index": i, "count": 2}}, "cases": []}, f)
         for name in os.listdir(PLUGIN_DIR):
             if name.endswith(".so"):
                 os.symlink(os.path.join(PLUGIN_DIR, name), os.path.join(d, name))

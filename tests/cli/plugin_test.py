@@ -60,6 +60,17 @@ class PluginHost(unittest.TestCase, Report):
         self.assertEqual(rc, 0, out + err)
         self.assertEqual(c["kernel"]["name"], "host")
 
+    def test_a_failing_kernel_still_leaves_its_report(self):
+        """Issue 15, finding 2: an error status from a plugin kernel left no --json report."""
+        rc, out, err, c = self.case(["--kernel-lib", lib("broken_host"), "--kernel", "broken-status-host",
+                                     *self.SHAPE], HOST_ENV)
+        self.assertEqual(rc, 3, out + err)
+        self.assertEqual(c["disposition"], "error")
+        self.assertEqual(c["kernel"]["name"], "broken-status-host")
+        self.assertEqual(c["kernel"]["asked"], "broken-status-host")
+        self.assertTrue(c["message"], c)
+        self.assertIn(c["message"], err)  # the same one line on stderr
+
     def test_nan_is_incorrect(self):
         rc, out, err, c = self.case(["--kernel-lib", lib("broken_host"), "--kernel", "broken-nan-host",
                                      *self.SHAPE], HOST_ENV)

@@ -17,7 +17,7 @@ try:
 except ImportError:  # scripts/setup installs python3-jsonschema; without it validation skips
     jsonschema = None
 
-from nvfp4cli import SCHEMA, run
+from nvfp4cli import HOST_ENV, SCHEMA, load, run
 SMALL = ["--m", "24", "--n", "40", "--k", "64", "--seed", "3"]
 
 
@@ -162,6 +162,73 @@ def controlled(report, median, iqr, count, disposition="passed"):
     s.update(median_us=median, iqr_us=iqr, count=count)
     s.pop("rse_median")  # compare recomputes it from count, median and IQR
     return r
+
+
+class OutputsNeverReplaceInputs(unittest.TestCase):
+    """Issue 15, finding 2: an output that is an input or another output, a read-only report, an
+    unusable path: refused before any work, the file untouched."""
+    SHAPE = ["--m", "16", "--n", "16", "--k", "64", "--iters", "1", "--warmup", "0"]
+
+    def test_json_and_output_on_one_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            rc, out, err = run(*self.SHAPE, "--json", "r.json", "--format", "csv", "--output", "./r.json",
+                               cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 2, out + err)
+            self.assertIn("the same file as --json r.json", err)
+            self.assertFalse(os.path.exists(os.path.join(d, "r.json")))
+
+    def test_compare_output_on_an_input(self):
+        with tempfile.TemporaryDirectory() as d:
+            rc, out, err = run(*self.SHAPE, "--json", "b.json", cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 0, out + err)
+            with open(os.path.join(d, "b.json")) as f:
+                before = f.read()
+            for which in (["b.json", "b.json", "--output", "b.json"], ["b.json", "b.json", "--output", "./b.json"]):
+                rc, out, err = run("compare", *which, cwd=d)
+                self.assertEqual(rc, 2, out + err)
+                self.assertIn("is the input BASE (b.json)", err)
+            with open(os.path.join(d, "b.json")) as f:
+                self.assertEqual(f.read(), before)
+
+    def test_read_only_report_is_not_replaced(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "ro.json")
+            with open(path, "w") as f:
+                f.write("keep\n")
+            os.chmod(path, 0o444)
+            rc, out, err = run(*self.SHAPE, "--json", path, cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 2, out + err)
+            self.assertIn("exists and is not writable; not replaced", err)
+            self.assertNotIn("kernel", out)  # refused before measuring
+            with open(path) as f:
+                self.assertEqual(f.read(), "keep\n")
+            self.assertEqual(os.stat(path).st_mode & 0o777, 0o444)
+
+    def test_a_replaced_report_keeps_its_mode(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.json")
+            with open(path, "w") as f:
+                f.write("old\n")
+            os.chmod(path, 0o640)
+            rc, out, err = run(*self.SHAPE, "--json", path, cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 0, out + err)
+            self.assertEqual(os.stat(path).st_mode & 0o777, 0o640)
+            self.assertEqual(load(path)["schema_version"], 2)
+            self.assertEqual(sorted(os.listdir(d)), ["r.json"])  # no temporary file left
+
+    def test_too_long_a_file_name_is_refused_before_measuring(self):
+        with tempfile.TemporaryDirectory() as d:
+            rc, out, err = run(*self.SHAPE, "--json", "x" * 300 + ".json", cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 2, out + err)
+            self.assertIn("file name is 305 bytes; the system allows 255", err)
+            self.assertEqual(out, "")
+
+    def test_json_dash_is_not_a_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            rc, out, err = run(*self.SHAPE, "--json", "-", cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 2, out + err)
+            self.assertIn("--json -: not a file path", err)
+            self.assertEqual(os.listdir(d), [])
 
 
 class Compare(unittest.TestCase):

@@ -348,6 +348,18 @@ class Sweeps(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertIn("differs", err)
             self.assertFalse(os.path.exists(os.path.join(d, "bad.json")))
+            # OUT forgotten (issue 15, finding 2): shard 0 would be replaced by the merge of the others.
+            ordered = sorted(f for f in os.listdir(d) if f.startswith("sweep-c.shard-") and f.endswith(".json"))
+            with open(os.path.join(d, ordered[0])) as f:
+                before = f.read()
+            rc, _, err = run("merge", *ordered, cwd=d)
+            self.assertEqual(rc, 2, err)
+            self.assertIn("is a shard report (0/3) and would be replaced by the merge", err)
+            rc, _, err = run("merge", ordered[1], *ordered, cwd=d)
+            self.assertEqual(rc, 2, err)
+            self.assertIn(f"OUT {ordered[1]}: is the input SHARD ({ordered[1]})", err)
+            with open(os.path.join(d, ordered[0])) as f:
+                self.assertEqual(f.read(), before)
 
     def test_devices(self):
         with tempfile.TemporaryDirectory() as d:
