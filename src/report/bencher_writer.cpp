@@ -1,7 +1,10 @@
 // Bencher Metric Format: {bench_name: {measure: {value, lower_value, upper_value}}}.
 // "latency" is Bencher's built-in measure, in nanoseconds: the median with its 95% confidence
-// interval (order statistics); "tflops" a custom one. Timings of cases that did not pass
-// verification are left out: a wrong kernel's speed is no metric (the exit code says it failed).
+// interval (order statistics); "tflops" a custom one. Bencher has no error field: every case's
+// kernel benchmark carries a custom measure "verification", 1 when the case passed and 0 when
+// not (incorrect, not supported, error), so a lower-boundary threshold of 1 on it alerts on a
+// failure. A case that did not pass has that measure alone: a wrong kernel's speed is no metric.
+// A reference is listed only when measured with real samples (>= 2).
 #include <nlohmann/json.hpp>
 
 #include "src/report/writer.hpp"
@@ -13,11 +16,16 @@ namespace {
 class BencherWriter final : public ReportWriter {
  public:
   std::string format() const override { return "bencher"; }
-  std::string render(const RunInfo&, const std::vector<CaseResult>& cases, bool) const override {
+  std::string render(const RunInfo& info, const std::vector<CaseResult>& cases, bool) const override {
     using nlohmann::json;
     json out = json::object();
+    for (const CaseResult& c : cases) {
+      if (c.disposition != Disposition::Passed)
+        out[bench_name(c, c.kernel, kernel_mode(info, c))] = {{"verification", {{"value", 0}}}};
+    }
     for (const TimingRow& r : timing_rows(cases)) {
       if (r.c->disposition != Disposition::Passed) continue;
+      if (r.t->role == "reference" && !charted(*r.t)) continue;
       const Stats& s = r.t->measurement.stats;
       if (s.count == 0) continue;
       const double flops = r.c->problem.shape.flops();
@@ -29,6 +37,7 @@ class BencherWriter final : public ReportWriter {
                             {"lower_value", tflops_at(s.median_ci_hi)},
                             {"upper_value", tflops_at(s.median_ci_lo)}}}};
       if (r.t->sol_fraction) m["sol-fraction"] = {{"value", *r.t->sol_fraction}};
+      if (r.t->role == "kernel") m["verification"] = {{"value", 1}};
       out[bench_name(*r.c, *r.t)] = m;
     }
     return out.dump(2) + "\n";

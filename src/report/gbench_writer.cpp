@@ -1,6 +1,15 @@
 // google-benchmark's JSON (what github-action-benchmark's "googlecpp" tool reads): a context and
 // one "iteration" entry per timing. real_time is the median per launch; cpu_time repeats it (the
 // host thread's CPU time of device work means nothing); iterations is the sample count.
+//
+// github-action-benchmark reads only name, real_time and time_unit (error_occurred is ignored)
+// and alerts when real_time / previous real_time of the same name exceeds its threshold. So a
+// case that did not pass keeps its kernel's name, and its real_time and cpu_time are
+// kGbenchFailedTime (1e300 us): never a plausible point, and an alert (a failed job with
+// fail-on-alert) against any earlier passing run. A missing real_time would instead be charted
+// as nothing and compared as NaN: no alert. Every case has its kernel entry, also one that failed
+// before any timing. The reference is listed only when it was measured with real samples (>= 2),
+// so a 1-sample CPU reference neither charts nor alerts.
 #include <nlohmann/json.hpp>
 
 #include <thread>
@@ -10,6 +19,8 @@
 namespace nvfp4 {
 
 namespace {
+
+constexpr double kGbenchFailedTime = 1e300;  // us: a failed case's real_time (see above)
 
 class GbenchWriter final : public ReportWriter {
  public:
@@ -32,7 +43,35 @@ class GbenchWriter final : public ReportWriter {
                 {"device", info.device.has_gpu ? info.device.name : "none (host backend)"}};
     json benches = json::array();
     int64_t index = 0;
-    for (const TimingRow& r : timing_rows(cases)) {
+    for (const CaseResult& c : cases) {
+      const bool timed = c.kernel_timing && c.kernel_timing->ran;
+      if (c.disposition != Disposition::Passed) {
+        const std::string name = bench_name(c, c.kernel, kernel_mode(info, c));
+        json b = {{"name", name},
+                  {"family_index", index++},
+                  {"per_family_instance_index", 0},
+                  {"run_name", name},
+                  {"run_type", "iteration"},
+                  {"repetitions", 1},
+                  {"repetition_index", 0},
+                  {"threads", 1},
+                  {"iterations", timed ? c.kernel_timing->measurement.stats.count : 0},
+                  {"real_time", kGbenchFailedTime},
+                  {"cpu_time", kGbenchFailedTime},
+                  {"time_unit", "us"},
+                  {"label", std::string("FAILED: ") + disposition_name(c.disposition)},
+                  {"error_occurred", true},
+                  {"error_message", std::string(disposition_name(c.disposition)) + ": " + c.message}};
+        if (timed) b["measured_median_us"] = c.kernel_timing->measurement.stats.median;
+        benches.push_back(b);
+      }
+      std::vector<const TimingResult*> rows;
+      if (timed && c.disposition == Disposition::Passed) rows.push_back(&*c.kernel_timing);
+      if (c.reference_timing && charted(*c.reference_timing)) rows.push_back(&*c.reference_timing);
+      for (const TimingResult& p : c.peers)
+        if (p.ran) rows.push_back(&p);
+      for (const TimingResult* t : rows) {
+      const TimingRow r{&c, t};
       const Measurement& m = r.t->measurement;
       const Stats& s = m.stats;
       const std::string name = bench_name(*r.c, *r.t);
@@ -59,11 +98,8 @@ class GbenchWriter final : public ReportWriter {
                 {"rse_median", s.rse_median()},
                 {"sm_clock_mhz", m.clock.median_mhz}};
       if (r.t->sol_fraction) b["sol_fraction"] = *r.t->sol_fraction;
-      if (r.c->disposition != Disposition::Passed) {
-        b["error_occurred"] = true;
-        b["error_message"] = std::string(disposition_name(r.c->disposition)) + ": " + r.c->message;
-      }
       benches.push_back(b);
+      }
     }
     return json{{"context", ctx}, {"benchmarks", benches}}.dump(2) + "\n";
   }

@@ -51,10 +51,20 @@ std::vector<TimingRow> timing_rows(const std::vector<CaseResult>& cases) {
   return rows;
 }
 
-std::string bench_name(const CaseResult& c, const TimingResult& t) {
+std::string bench_name(const CaseResult& c, const std::string& impl, const std::string& mode) {
   const Shape& s = c.problem.shape;
-  return fmt::format("{}/{}x{}x{}x{}/{}/{}", t.name, s.m, s.n, s.k, s.l, dist_name(c.problem.dist),
-                     t.measurement.mode);
+  return fmt::format("{}/{}x{}x{}x{}/{}/{}", impl, s.m, s.n, s.k, s.l, dist_name(c.problem.dist), mode);
 }
+
+std::string bench_name(const CaseResult& c, const TimingResult& t) {
+  return bench_name(c, t.name, t.measurement.mode);
+}
+
+std::string kernel_mode(const RunInfo& info, const CaseResult& c) {
+  if (c.kernel_timing && c.kernel_timing->ran) return c.kernel_timing->measurement.mode;
+  return info.backend == "host" ? mode_name(MeasureMode::Hot) : mode_name(info.measure.mode);
+}
+
+bool charted(const TimingResult& t) { return t.ran && t.measurement.stats.count >= 2; }
 
 }  // namespace nvfp4

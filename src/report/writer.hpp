@@ -38,5 +38,12 @@ struct TimingRow {
 std::vector<TimingRow> timing_rows(const std::vector<CaseResult>& cases);
 // "naive/128x7168x16384x1/gpumode/cold": implementation, shape, distribution, timing mode.
 std::string bench_name(const CaseResult& c, const TimingResult& t);
+std::string bench_name(const CaseResult& c, const std::string& impl, const std::string& mode);
+// The timing mode a case's kernel was (or would have been) timed in: its timing's, else the
+// run's ("hot" on the host backend, which flushes no cache): a failed case keeps the name of the
+// series its passing runs fill.
+std::string kernel_mode(const RunInfo& info, const CaseResult& c);
+// A timing with real samples to chart: at least 2 (a 1-sample time is no median).
+bool charted(const TimingResult& t);
 
 }  // namespace nvfp4

@@ -3,6 +3,7 @@
 // known way, so the tests can assert exactly what the tool reports.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "examples/plugins/example_gemm.hpp"
@@ -10,7 +11,7 @@
 
 namespace {
 
-enum class Fault { Nan, Unwritten, Hang, Status, Oob, None };
+enum class Fault { Nan, Unwritten, Hang, Status, Oob, None, NanWhenAsked };
 
 int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o, void*, void*,
             char* msg, size_t size) {
@@ -34,6 +35,11 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
     case Fault::None:
       nvfp4_example::host_gemm(*p, *o, p->m);
       return NVFP4BENCH_OK;
+    case Fault::NanWhenAsked:  // correct, or one NaN as Nan when NVFP4_TEST_BREAK is set: a
+                               // kernel that regresses between two runs under one name
+      nvfp4_example::host_gemm(*p, *o, p->m);
+      if (std::getenv("NVFP4_TEST_BREAK")) o->c[0] = 0x7E00;
+      return NVFP4BENCH_OK;
   }
   return NVFP4BENCH_ERROR;
 }
@@ -46,7 +52,8 @@ int32_t k64_only(void*, const nvfp4bench_problem* p, char* msg, size_t size) {
 }
 
 Fault kNan = Fault::Nan, kUnwritten = Fault::Unwritten, kHang = Fault::Hang,
-      kStatus = Fault::Status, kOob = Fault::Oob, kNone = Fault::None;
+      kStatus = Fault::Status, kOob = Fault::Oob, kNone = Fault::None,
+      kNanWhenAsked = Fault::NanWhenAsked;
 
 const nvfp4bench_kernel kKernels[] = {
     {"broken-nan-host", "test plugin: writes one NaN", NVFP4BENCH_SPACE_HOST, 0, 0, &kNan,
@@ -61,6 +68,8 @@ const nvfp4bench_kernel kKernels[] = {
      NVFP4BENCH_SPACE_HOST, 0, 0, &kOob, nullptr, nullptr, run},
     {"k64-host", "test plugin: correct, refuses K not a multiple of 64", NVFP4BENCH_SPACE_HOST,
      0, 0, &kNone, k64_only, nullptr, run},
+    {"flaky-host", "test plugin: correct, or one NaN when NVFP4_TEST_BREAK is set",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kNanWhenAsked, nullptr, nullptr, run},
 };
 
 const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,

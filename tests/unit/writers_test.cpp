@@ -136,13 +136,44 @@ TEST(Writers, GoogleBenchmarkJsonHasTheKeysItsReadersUse) {
   EXPECT_EQ(bad["name"], "naive/128x4096x7168x2/normal/graph");
   EXPECT_EQ(bad["error_occurred"], true);
   EXPECT_NE(bad["error_message"].get<std::string>().find("incorrect"), std::string::npos);
+  // github-action-benchmark charts real_time and ignores error_occurred: a failed case's value is
+  // one no passing run can have, so the action alerts against the series' earlier points.
+  EXPECT_DOUBLE_EQ(bad["real_time"].get<double>(), 1e300);
+  EXPECT_DOUBLE_EQ(bad["measured_median_us"].get<double>(), 21.5);
+}
+
+// Issue 15, finding 3: a case that failed before any timing still has its entry (under the name
+// its passing runs use), and a reference measured once is no benchmark.
+TEST(Writers, FailedCasesAlwaysHaveAnEntryAndOneSampleReferencesNone) {
+  Fixture f;
+  f.info.backend = "host";
+  f.cases[0].reference_timing = make_timing("cpu-exact", "reference", fake_measurement({10}, "hot"),
+                                            f.cases[0].problem.shape, f.cases[0].bytes);
+  f.cases[1].kernel_timing.reset();
+  f.cases[1].disposition = Disposition::Error;
+  f.cases[1].message = "timed out after 5 s";
+  const json g = json::parse(f.render("gbench"));
+  ASSERT_EQ(g["benchmarks"].size(), 2u);
+  EXPECT_EQ(g["benchmarks"][0]["name"], "naive/128x7168x16384x1/gpumode/cold");
+  const json& bad = g["benchmarks"][1];
+  EXPECT_EQ(bad["name"], "naive/128x4096x7168x2/normal/hot");
+  EXPECT_EQ(bad["error_occurred"], true);
+  EXPECT_DOUBLE_EQ(bad["real_time"].get<double>(), 1e300);
+  EXPECT_EQ(bad["iterations"], 0);
+  const json b = json::parse(f.render("bencher"));
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b.at("naive/128x4096x7168x2/normal/hot"), (json{{"verification", {{"value", 0}}}}));
 }
 
 TEST(Writers, BencherMetricFormatNestsMeasuresUnderBenchmarks) {
   const Fixture f;
   const json j = json::parse(f.render("bencher"));
-  // The failing case is left out; the passing case's kernel and reference are in.
-  ASSERT_EQ(j.size(), 2u);
+  // The passing case's kernel and reference are in; the failing case only with its verification
+  // measure at 0 (issue 15, finding 3: it was dropped entirely).
+  ASSERT_EQ(j.size(), 3u);
+  const json& bad = j.at("naive/128x4096x7168x2/normal/graph");
+  EXPECT_EQ(bad, (json{{"verification", {{"value", 0}}}}));
+  EXPECT_EQ(j.at("naive/128x7168x16384x1/gpumode/cold").at("verification").at("value"), 1);
   const json& k = j.at("naive/128x7168x16384x1/gpumode/cold");
   const json& lat = k.at("latency");
   EXPECT_DOUBLE_EQ(lat.at("value").get<double>(), 100e3);  // nanoseconds
