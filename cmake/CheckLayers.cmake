@@ -5,7 +5,8 @@
 # component and of components of strictly lower rank. Three layers, bottom up:
 #   base     include/ (plugin C ABI), src/core, src/format, src/gemm, src/device, src/problem
 #   kernels  kernels/* (kernels under test, references, peers)
-#   tool     src/measure, src/verify, src/report, src/registry, src/case, src/sweep, src/app
+#   tool     src/measure, src/verify, src/report, src/registry, src/case and src/python,
+#            src/sweep, src/app
 # Tests, fuzz targets, benchmarks and examples stand above everything and are not checked.
 set(NVFP4_LAYER_RANKS
   "include=0" "src/core=0" "src/format=0" "src/gemm=0"
@@ -16,7 +17,7 @@ set(NVFP4_LAYER_RANKS
   "src/measure=5" "src/verify=5"
   "src/report=6"
   "src/registry=7"
-  "src/case=8"
+  "src/case=8" "src/python=8"
   "src/sweep=9"
   "src/app=10"
   "src/main.cpp=11")

@@ -1,6 +1,7 @@
 #include "src/app/cli.hpp"
 
 #include "src/core/error.hpp"
+#include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
 
 namespace nvfp4 {
@@ -54,6 +55,7 @@ int CommandLine::execute(int argc, char** argv) {
   // Plugins first, for every command: --list, the run, and subcommands (a sweep hands the
   // libraries on to its child processes through loaded_kernel_libraries()).
   for (const auto& lib : run_.kernel_libs) (void)load_kernel_library(lib);
+  for (const auto& py : run_.kernel_pys) (void)load_python_kernel(py);
   if (const int rc = dispatch_subcommand(subs_, argc, argv); rc >= 0) return rc;
   return run_command(run_, argc, argv);
 }

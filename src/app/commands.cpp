@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "src/core/error.hpp"
+#include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
 #include "src/registry/registry.hpp"
 #include "src/report/json_report.hpp"
@@ -114,6 +115,7 @@ int list_command(const DeviceInfo& dev) {
 int run_command(RunOptions& o, int argc, char** argv) {
   validate_options(o);
   for (const auto& lib : o.kernel_libs) (void)load_kernel_library(lib);  // no-op when loaded
+  for (const auto& py : o.kernel_pys) (void)load_python_kernel(py);      // likewise
   Context ctx = Context::create(o.device);
   if (o.list) return list_command(ctx.dev);
   if (!ctx.gpu()) {

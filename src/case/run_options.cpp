@@ -142,6 +142,11 @@ void add_output_options(CLI::App& app, RunOptions& o) {
                  "repeatable")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->expected(1);
+  app.add_option("--kernel-py", o.kernel_pys,
+                 "load a kernel written in Python, FILE.py[:FUNCTION] (default custom_kernel; a "
+                 "GPU MODE submission, docs/python.md), as py:STEM; repeatable")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->expected(1);
   auto* list = app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
   // Combinations that would silently do nothing: refused with one line instead.
   list->excludes(json)->excludes(output)->excludes(save)->excludes(samples);

@@ -25,6 +25,7 @@ struct RunOptions {
   bool keep_samples = false;
   int device = 0;
   std::vector<std::string> kernel_libs;  // --kernel-lib, loaded by CommandLine::execute
+  std::vector<std::string> kernel_pys;   // --kernel-py FILE.py[:FUNCTION], loaded there too
   CLI::Option* iters_option = nullptr;  // to tell a user's --iters from the default
   CLI::Option* warmup_option = nullptr;
   CLI::Option* mode_option = nullptr;

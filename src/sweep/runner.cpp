@@ -18,6 +18,7 @@
 
 #include "src/case/run_options.hpp"
 #include "src/core/error.hpp"
+#include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
 #include "src/report/json_report.hpp"
 #include "src/sweep/child.hpp"
@@ -205,6 +206,7 @@ struct SweepRun {
     std::vector<std::string> argv = {exe};
     // The parent's plugins, so a case can name their kernels (src/registry/plugin_loader.hpp).
     for (const auto& lib : loaded_kernel_libraries()) argv.insert(argv.end(), {"--kernel-lib", lib});
+    for (const auto& py : loaded_python_kernels()) argv.insert(argv.end(), {"--kernel-py", py});
     const auto args = c.run_args();
     argv.insert(argv.end(), args.begin(), args.end());
     if (device) argv.insert(argv.end(), {"--device", std::to_string(*device)});
