@@ -1,10 +1,14 @@
 #include "src/sweep/jsonl.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -41,6 +45,51 @@ void JsonlWriter::append(const nlohmann::json& record) {
   while (::fsync(fd_) != 0)
     if (errno != EINTR)
       throw runtime_error(fmt::format("{}: fsync failed ({})", path_, std::strerror(errno)));
+}
+
+namespace {
+
+// The pid holding a flock on the file (major:minor:inode) per /proc/locks; 0 when not found.
+long flock_holder(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return 0;
+  const std::string id = fmt::format("{:02x}:{:02x}:{}", major(st.st_dev), minor(st.st_dev), st.st_ino);
+  std::ifstream in("/proc/locks");
+  std::string line;
+  while (std::getline(in, line)) {
+    // "1: FLOCK  ADVISORY  WRITE 12345 08:01:1234567 0 EOF" ("->" marks a waiter)
+    std::istringstream ls(line);
+    std::string num, kind, adv, mode, pid, dev;
+    ls >> num >> kind;
+    if (kind == "->") ls >> kind;
+    ls >> adv >> mode >> pid >> dev;
+    if (kind == "FLOCK" && dev == id) return std::atol(pid.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+JsonlLock::JsonlLock(const std::string& path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw usage_error(fmt::format("{}: cannot be opened ({})", path, std::strerror(errno)));
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    const int err = errno;
+    const long pid = err == EWOULDBLOCK ? flock_holder(fd_) : 0;
+    ::close(fd_);
+    fd_ = -1;
+    if (err != EWOULDBLOCK)
+      throw usage_error(fmt::format("{}: cannot be locked ({})", path, std::strerror(err)));
+    throw usage_error(fmt::format(
+        "{}: in use by another sweep ({}); wait for it to end, or give this one another --json "
+        "or --jsonl", path, pid > 0 ? fmt::format("pid {}", pid) : std::string("pid unknown")));
+  }
+}
+
+JsonlLock::~JsonlLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
 }
 
 JsonlContents read_jsonl(const std::string& path) {

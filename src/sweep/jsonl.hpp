@@ -27,6 +27,20 @@ class JsonlWriter {
   std::mutex mu_;
 };
 
+// The sweep's hold on its JSONL: an exclusive flock on the file for as long as the sweep runs
+// (taken before it is read, cut or appended to; not inherited by the case processes). A second
+// sweep on the same JSONL is refused with a usage_error naming the holder's pid (/proc/locks).
+class JsonlLock {
+ public:
+  explicit JsonlLock(const std::string& path);  // creates the file when missing
+  ~JsonlLock();
+  JsonlLock(const JsonlLock&) = delete;
+  JsonlLock& operator=(const JsonlLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 struct JsonlContents {
   std::vector<nlohmann::json> records;  // every complete line, in file order
   int64_t valid_bytes = 0;              // length of the complete lines

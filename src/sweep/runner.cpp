@@ -439,11 +439,22 @@ int64_t resume_from(const std::string& jsonl_path, const json& header, const Swe
     std::printf("sweep: %s: dropping a torn last line (a write cut short)\n", jsonl_path.c_str());
     truncate_file(jsonl_path, prev.valid_bytes);
   }
+  std::map<int64_t, size_t> line_of;  // case index -> the line that recorded it
   for (size_t i = 1; i < prev.records.size(); ++i) {
     const json& r = prev.records[i];
-    if (!r.contains("sweep") || !r["sweep"].contains("index")) continue;
-    const int64_t idx = r["sweep"]["index"].get<int64_t>();
-    if (in_shard(idx, shard) && idx < int64_t(cfg.cases.size())) run.records[idx] = r;
+    const size_t line = i + 1;  // read_jsonl keeps every line (a damaged one is an error)
+    const json* idx_j = r.contains("sweep") && r["sweep"].is_object() && r["sweep"].contains("index")
+                            ? &r["sweep"]["index"] : nullptr;
+    if (!idx_j || !idx_j->is_number_integer() || !r.contains("disposition"))
+      throw usage_error(fmt::format("--resume: {} line {}: not a case record (no sweep.index or "
+                                    "disposition); the file was changed by hand or by another "
+                                    "program: fix it or --overwrite", jsonl_path, line));
+    const int64_t idx = idx_j->get<int64_t>();
+    if (const auto it = line_of.find(idx); it != line_of.end())
+      throw usage_error(fmt::format("--resume: {} line {}: case {} is recorded twice (first on line "
+                                    "{}); remove one or --overwrite", jsonl_path, line, idx, it->second));
+    line_of[idx] = line;
+    if (in_shard(idx, shard) && idx >= 0 && idx < int64_t(cfg.cases.size())) run.records[idx] = r;
   }
   std::vector<SweepCase> rest;
   for (const auto& c : run.todo)
@@ -596,10 +607,12 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
         fmt::format("{} exists (a sweep's records): pass --resume to continue it, or "
                     "--overwrite to start again",
                     paths.jsonl));
+  // Held until the sweep returns: one writer per JSONL (a second sweep is refused with our pid).
+  const JsonlLock lock(paths.jsonl);
   if (exists && o.resume)
     out.resumed = resume_from(paths.jsonl, header, cfg, shard, run);
   else if (exists)
-    fs::remove(paths.jsonl);
+    truncate_file(paths.jsonl, 0);  // not removed: the lock stays on this file
   JsonlWriter jsonl(paths.jsonl);
   if (!(exists && o.resume)) jsonl.append(header);
   run.jsonl = &jsonl;

@@ -318,6 +318,50 @@ class Sweeps(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertIn("was written for another config", err)
 
+    def test_a_second_writer_is_refused_with_the_holders_pid(self):
+        """Issue 15, finding 4: two sweeps on one JSONL measured the same cases and wrote duplicates."""
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "long.json", {
+                "defaults": {"warmup": 0, "iters": 3},
+                "cases": [{"axes": {"m": 256, "n": 256, "k": 2048}, "seeds": {"from": 0, "to": 11, "step": 1}}]})
+            rec = os.path.join(d, "sweep-long.jsonl")
+            p = subprocess.Popen([BIN, "sweep", cfg], cwd=d, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            try:
+                deadline = time.time() + 60
+                while time.time() < deadline and not (os.path.exists(rec) and os.path.getsize(rec) > 0):
+                    time.sleep(0.02)
+                for extra in (["--resume"], ["--overwrite"]):
+                    rc, out, err = run("sweep", cfg, *extra, cwd=d)
+                    self.assertEqual(rc, 2, out + err)
+                    self.assertIn(f"sweep-long.jsonl: in use by another sweep (pid {p.pid})", err)
+            finally:
+                p.send_signal(signal.SIGTERM)
+                p.communicate(timeout=60)
+            # Once it has ended, --resume goes on from its records.
+            rc, out, err = run("sweep", cfg, "--resume", cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            idx = [r["sweep"]["index"] for r in jsonl(rec)[1:]]
+            self.assertEqual(sorted(idx), list(range(12)))
+
+    def test_resume_refuses_empty_and_duplicated_records(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "c.json", SMALL)
+            rc, _, _ = run("sweep", cfg, cwd=d)
+            self.assertEqual(rc, 0)
+            rec = os.path.join(d, "sweep-c.jsonl")
+            with open(rec) as f:
+                lines = f.read().splitlines(keepends=True)
+            for bad, line, words in [(lines[:3] + ["{}\n"] + lines[3:], 4, "line 4: not a case record"),
+                                     (lines + [lines[2]], len(lines) + 1,
+                                      f"line {len(lines) + 1}: case 1 is recorded twice (first on line 3)")]:
+                with open(rec, "w") as f:
+                    f.writelines(bad)
+                rc, out, err = run("sweep", cfg, "--resume", cwd=d)
+                self.assertEqual(rc, 2, out + err)
+                self.assertIn(words, err)
+                self.assertEqual(len(jsonl(rec)), len(bad))  # nothing appended
+
     def test_shards_merge_to_the_whole(self):
         with tempfile.TemporaryDirectory() as d:
             cfg = write_config(d, "c.json", SMALL)
