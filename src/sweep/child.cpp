@@ -105,8 +105,22 @@ Waited wait_for_child(pid_t pid, std::chrono::steady_clock::time_point t0, doubl
   }
 }
 
-void record_end(const Waited& w, ChildResult& r) {
-  if (w.killed_for_stop) {
+// A child that died of SIGTERM/SIGINT (or exited 130, the tool's own interrupted code) while
+// the sweep itself is stopping was stopped with it (Slurm signals every process of the step, a
+// terminal's Ctrl-C the whole foreground group): interrupted, so --resume reruns it - not a crash.
+// The sweep's own handler may run a moment after the child died: a short grace for the flag.
+bool stopped_with_the_sweep(const Waited& w, const std::atomic<bool>* stop) {
+  const bool by_signal = WIFSIGNALED(w.status) &&
+                         (WTERMSIG(w.status) == SIGTERM || WTERMSIG(w.status) == SIGINT);
+  const bool by_exit = WIFEXITED(w.status) && WEXITSTATUS(w.status) == 130;
+  if (!stop || !(by_signal || by_exit)) return false;
+  for (int i = 0; i < 50 && !stop->load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return stop->load();
+}
+
+void record_end(const Waited& w, ChildResult& r, const std::atomic<bool>* stop) {
+  if (w.killed_for_stop || stopped_with_the_sweep(w, stop)) {
     r.how = ChildResult::How::Interrupted;
   } else if (w.killed_for_timeout) {
     r.how = ChildResult::How::TimedOut;
@@ -159,7 +173,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& o
     return r;
   }
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  record_end(w, r);
+  record_end(w, r, stop);
   // Grandchildren left in the group after the child exited on its own are killed too.
   ::kill(-pid, SIGKILL);
   return r;

@@ -296,6 +296,50 @@ class Sweeps(unittest.TestCase):
             self.assertEqual([c["sweep"]["index"] for c in rep["cases"]], list(range(12)))
             self.assertEqual([c["problem"]["seed"] for c in rep["cases"]], list(range(12)))
 
+    def test_a_case_killed_with_the_sweep_is_rerun_not_recorded_as_a_crash(self):
+        """Slurm signals every process of the step: the case's process dies of SIGTERM as the sweep
+        stops. That case is interrupted (rerun by --resume), not "crashed with signal 15"."""
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "long.json", {
+                "defaults": {"warmup": 0, "iters": 3},
+                "cases": [{"axes": {"m": 256, "n": 256, "k": 2048}, "seeds": {"from": 0, "to": 11, "step": 1}}]})
+            rec = os.path.join(d, "sweep-long.jsonl")
+            p = subprocess.Popen([BIN, "sweep", cfg], cwd=d, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+
+            def children():
+                out = []
+                for t in os.listdir(f"/proc/{p.pid}/task"):
+                    try:
+                        with open(f"/proc/{p.pid}/task/{t}/children") as f:
+                            out += [int(x) for x in f.read().split()]
+                    except OSError:
+                        pass
+                return out
+
+            deadline = time.time() + 120
+            kids = []
+            while time.time() < deadline:
+                if os.path.exists(rec) and len(jsonl(rec)) >= 2:
+                    kids = children()
+                    if kids:
+                        break
+                time.sleep(0.01)
+            else:
+                p.kill()
+                self.fail("no case running after one finished in 120 s")
+            os.kill(kids[0], signal.SIGTERM)  # the case first, as a signal to the step may land
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 130, out + err)
+            for r in jsonl(rec)[1:]:
+                self.assertEqual(r["disposition"], "passed", r.get("message"))
+            rc, out, err = run("sweep", cfg, "--resume", cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            recs = jsonl(rec)[1:]
+            self.assertEqual(sorted(r["sweep"]["index"] for r in recs), list(range(12)))
+            self.assertTrue(all(r["disposition"] == "passed" for r in recs))
+
     def test_resume_refuses_another_config_and_cuts_a_torn_line(self):
         with tempfile.TemporaryDirectory() as d:
             cfg = write_config(d, "c.json", SMALL)
