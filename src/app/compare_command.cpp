@@ -30,15 +30,7 @@ nlohmann::json read_report(const std::string& path) {
   if (!in) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
-  try {
-    return nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message names the byte offset; keep it on one line.
-    std::string what = e.what();
-    for (char& ch : what)
-      if (ch == '\n') ch = ' ';
-    throw usage_error(fmt::format("{}: not valid JSON ({})", path, what));
-  }
+  return parse_json_checked(ss.str(), path, "not valid JSON");
 }
 
 int run_compare(CompareArgs& a) {

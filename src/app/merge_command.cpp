@@ -44,11 +44,7 @@ int merge_command(const std::string& out, const std::vector<std::string>& inputs
     if (!in) throw usage_error(fmt::format("{}: cannot be read", path));
     std::stringstream ss;
     ss << in.rdbuf();
-    try {
-      reports.emplace_back(path, nlohmann::json::parse(ss.str()));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw usage_error(fmt::format("{}: not JSON: {}", path, e.what()));
-    }
+    reports.emplace_back(path, parse_json_checked(ss.str(), path));
   }
   const nlohmann::json merged = sweep::merge_reports(reports);
   write_text_file_atomic(out, merged.dump(2) + "\n");

@@ -24,8 +24,10 @@ Subcommand add_sweep_command(CLI::App& app) {
       ->required();
   sub->add_option("--json", o->json_path,
                   "final report (default: sweep-<config name>.json, sweep-<config "
-                  "name>.shard-I-of-N.json for a shard)");
-  sub->add_option("--jsonl", o->jsonl_path, "record file (default: the report's path with .jsonl)");
+                  "name>.shard-I-of-N.json for a shard)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);  // given twice: refused
+  sub->add_option("--jsonl", o->jsonl_path, "record file (default: the report's path with .jsonl)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   CLI::Option* resume = sub->add_flag(
       "--resume", o->resume, "skip the cases already recorded in the JSONL and run the rest");
   sub->add_flag("--overwrite", o->overwrite, "start again, discarding an existing JSONL")

@@ -150,6 +150,9 @@ void add_output_options(CLI::App& app, RunOptions& o) {
   auto* list = app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
   // Combinations that would silently do nothing: refused with one line instead.
   list->excludes(json)->excludes(output)->excludes(save)->excludes(samples);
+  // An output given twice is a mistake, not "the last one wins" (one of them would be lost).
+  for (CLI::Option* once : {json, output, o.format_option})
+    once->multi_option_policy(CLI::MultiOptionPolicy::Throw);
 }
 
 }  // namespace
@@ -214,6 +217,8 @@ void validate_measure_options(RunOptions& o) {
                                   r.min_samples));
   if (!(r.min_time_s >= 0)) throw usage_error(fmt::format("--min-time {}: must be >= 0", r.min_time_s));
   if (!(r.max_time_s > 0)) throw usage_error(fmt::format("--max-time {}: must be > 0", r.max_time_s));
+  if (r.min_time_s > r.max_time_s)
+    throw usage_error(fmt::format("--min-time {}: must be <= --max-time ({})", r.min_time_s, r.max_time_s));
   if (m.batch < 0) throw usage_error(fmt::format("--batch {}: must be >= 0 (0: automatic)", m.batch));
   if (!(m.min_clock_fraction >= 0 && m.min_clock_fraction <= 1))
     throw usage_error(fmt::format("--min-clock {}: must be a fraction in [0, 1]", m.min_clock_fraction));

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "src/core/error.hpp"
+#include "src/report/json_report.hpp"
 #include "src/problem/problem.hpp"
 
 namespace nvfp4::sweep {
@@ -414,17 +415,9 @@ SweepConfig parse_config(const json& j, const std::string& where) {
 }
 
 SweepConfig parse_config_text(const std::string& text, const std::string& where) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    // Syntax errors and numbers beyond double (out_of_range 406, found by fuzz_sweep_config).
-    // nlohmann's message names the line and column; keep it to one line.
-    std::string what = e.what();
-    std::replace(what.begin(), what.end(), '\n', ' ');
-    throw usage_error(fmt::format("{}: not JSON: {}", where, what));
-  }
-  return parse_config(j, where);
+  // Syntax errors, numbers beyond double (found by fuzz_sweep_config), nesting deeper than
+  // kMaxJsonDepth (70000 levels crashed the tool) and a key given twice: one line each.
+  return parse_config(parse_json_checked(text, where), where);
 }
 
 SweepConfig load_config(const std::string& path) {

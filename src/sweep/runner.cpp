@@ -362,6 +362,7 @@ SweepConfig load_sweep_config(const SweepOptions& o) {
   SweepConfig cfg = load_config(o.config_path);
   if (o.peers) {  // --peers on the sweep's command line replaces the config's peers
     const auto peers = *o.peers == "none" ? std::vector<std::string>{} : split_list(*o.peers);
+    (void)resolve_peer_names(peers);  // an unknown name: refused here, not once per child
     for (auto& c : cfg.cases) c.peers = peers;
     cfg.hash = config_hash(cfg.cases);
   }
@@ -581,6 +582,10 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
   const Shard shard = parse_shard(o.shard);
   if (o.case_timeout_s && !(*o.case_timeout_s > 0))
     throw usage_error(fmt::format("--case-timeout {}: must be > 0 seconds", *o.case_timeout_s));
+  if (o.case_timeout_s && !o.isolate)
+    throw usage_error(fmt::format("--case-timeout {}: needs isolated cases (a case in this process "
+                                  "cannot be stopped); drop --no-isolate or the timeout",
+                                  *o.case_timeout_s));
   const ProgressMode mode = parse_progress_mode(o.progress);
 
   SweepRun run(o);
