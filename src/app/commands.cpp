@@ -28,9 +28,11 @@ namespace {
 std::string time_line(const TimingResult& t) {
   const Measurement& m = t.measurement;
   const Stats& s = m.stats;
-  const std::string noise = s.count > 1 ? fmt::format(" ±{:.2f}%", 100.0 * s.rse_median()) : "";
-  std::string line = fmt::format("{:>12.2f} us median{} ({} samples, {}, {}), {:.4g} TFLOP/s, {:.4g} GB/s",
-                                 s.median, noise, s.count, m.mode, m.stop_reason, t.tflops, t.gbps);
+  // The median's noise means something from 3 samples on (2 give no spread to speak of).
+  const std::string noise = s.count >= 3 ? fmt::format(" ±{:.2f}%", 100.0 * s.rse_median()) : "";
+  std::string line = fmt::format("{:>12} median{} ({}, {}, {}), {:.4g} TFLOP/s, {:.4g} GB/s",
+                                 human_duration(s.median), noise, sample_count(s.count), m.mode,
+                                 m.stop_reason, t.tflops, t.gbps);
   if (t.sol_fraction) line += fmt::format(", {:.1f}% of SOL", 100.0 * *t.sol_fraction);
   if (m.clock.read) line += fmt::format(", SM {:.0f} MHz", m.clock.median_mhz);
   if (m.clock.dropped_low_clock) line += fmt::format(", {} dropped (low clock)", m.clock.dropped_low_clock);
@@ -106,6 +108,8 @@ int list_command(const DeviceInfo& dev) {
         a = {false, "a host kernel runs only on the host backend (no CUDA device)"};
       std::printf("  %-16s %-13s %s\n", g->name().c_str(), a.ok ? "available" : "unavailable",
                   g->description().c_str());
+      // The no-GPU reason is said once, above; not again under every device implementation.
+      if (!a.ok && !dev.has_gpu && a.reason.rfind("no CUDA device", 0) == 0) a.reason = "needs a CUDA device";
       if (!a.ok) std::printf("  %-16s %-13s why: %s\n", "", "", a.reason.c_str());
     }
   }

@@ -56,6 +56,10 @@ Subcommand add_compare_command(CLI::App& app) {
       "compare",
       "Compare two JSON reports case by case (same m,n,k,l,dist and kernel); exit 1 when a case "
       "got slower beyond both --threshold and its noise, or no longer passes verification");
+  sub->footer(
+      "Exit codes: 0 no regression; 1 a regression (slower beyond threshold and noise, or a "
+      "case that passed in BASE did not pass in NEW, missing ones included); 2 bad usage, an "
+      "unreadable or invalid report, or an output that would replace an input.");
   sub->add_option("base", args->base, "the baseline report (--json output)")->required();
   sub->add_option("new", args->now, "the report to check against it")->required();
   sub->add_option("--threshold", args->threshold_pct,

@@ -70,6 +70,10 @@ Subcommand add_merge_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "merge",
       "join the shard reports of one sweep (same config hash) into one report, cases in order");
+  sub->footer(
+      "Exit codes: 0 complete and every case passed; 1 a case incorrect; 2 bad usage or input "
+      "(unreadable shards, shards of different configs, OUT is a shard or an input), or only "
+      "unsupported cases; 3 a case with an error, or shards missing.");
   sub->add_option("out", *out, "merged report to write")->required();
   sub->add_option("reports", *inputs, "shard reports (sweep --shard I/N --json ...)")->required();
   return {sub, [out, inputs](int, char**) { return merge_command(*out, *inputs); }};

@@ -27,6 +27,13 @@ struct DeviceInfo {
   std::string cc_string() const { return std::to_string(cc_major) + "." + std::to_string(cc_minor); }
 };
 
+// The no-GPU reason from what is missing, most basic first: the driver library, the device nodes,
+// every device hidden by CUDA_VISIBLE_DEVICES, a driver really too old (its CUDA version), else
+// the runtime's error text. cuda_error is cudaGetDeviceCount's (cudaSuccess: 0 devices).
+std::string no_gpu_reason_for(int cuda_error, int driver_version, int runtime_version,
+                              bool have_driver_library, bool have_device_nodes,
+                              const char* visible_devices);
+
 // Queries device `ordinal`; never throws for a missing GPU (has_gpu = false, reason set).
 DeviceInfo query_device(int ordinal = 0);
 

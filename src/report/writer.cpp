@@ -65,6 +65,16 @@ std::string kernel_mode(const RunInfo& info, const CaseResult& c) {
   return info.backend == "host" ? mode_name(MeasureMode::Hot) : mode_name(info.measure.mode);
 }
 
+std::string human_duration(double us) {
+  const double a = us < 0 ? -us : us;
+  if (a < 1.0) return fmt::format("{:.2f} ns", us * 1e3);
+  if (a < 1e3) return fmt::format("{:.2f} us", us);
+  if (a < 1e6) return fmt::format("{:.2f} ms", us * 1e-3);
+  return fmt::format("{:.2f} s", us * 1e-6);
+}
+
+std::string sample_count(int64_t n) { return fmt::format("{} sample{}", n, n == 1 ? "" : "s"); }
+
 bool charted(const TimingResult& t) { return t.ran && t.measurement.stats.count >= 2; }
 
 }  // namespace nvfp4

@@ -43,6 +43,12 @@ std::string bench_name(const CaseResult& c, const std::string& impl, const std::
 // run's ("hot" on the host backend, which flushes no cache): a failed case keeps the name of the
 // series its passing runs fill.
 std::string kernel_mode(const RunInfo& info, const CaseResult& c);
+// A duration given in microseconds, in the unit that fits: "812.40 ns", "2.61 us", "435.00 us",
+// "5.61 ms", "5.61 s" (two decimals).
+std::string human_duration(double us);
+// "1 sample", "3 samples".
+std::string sample_count(int64_t n);
+
 // A timing with real samples to chart: at least 2 (a 1-sample time is no median).
 bool charted(const TimingResult& t);
 

@@ -11,7 +11,7 @@ try:
 except ImportError:  # scripts/setup installs it; without it the numpy check skips
     np = None
 
-from nvfp4cli import run
+from nvfp4cli import HOST_ENV, run
 
 
 E2M1 = [0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6]
@@ -37,6 +37,34 @@ class Cli(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertIn("Exit codes", out)
         self.assertIn("--verify-sample", out)
+
+    def test_messages_say_what_they_mean(self):
+        """Issue 15, finding 6: the no-GPU reason says what is missing and is said once by --list;
+        "1 samples" and a +-% from fewer than 3 samples are gone; compare and merge end their
+        help with their own exit codes."""
+        rc, out, err = run("--list", env=HOST_ENV)
+        self.assertEqual(rc, 0, err)
+        first = out.splitlines()[0]
+        self.assertTrue(first.startswith("device: none ("), first)
+        reason = first[len("device: none ("):first.rindex("): only host")]
+        self.assertEqual(out.count(reason), 1, out)
+        self.assertIn("why: needs a CUDA device", out)
+        if not os.path.exists("/dev/nvidiactl") and not os.path.exists("/dev/nvidia0"):
+            self.assertNotIn("insufficient", first)
+            self.assertTrue(reason.startswith("no NVIDIA "), reason)
+        for iters, words in (("1", "(1 sample, "), ("2", "(2 samples, ")):
+            rc, out, err = run("--m", "16", "--n", "16", "--k", "64", "--warmup", "0", "--iters", iters,
+                               env=HOST_ENV)
+            self.assertEqual(rc, 0, out + err)
+            kernel = next(line for line in out.splitlines() if line.startswith("kernel "))
+            self.assertIn(words, kernel)
+            self.assertNotIn("±", kernel)
+            self.assertRegex(kernel, r" \d+\.\d\d (ns|us|ms|s) median")
+        for sub, code_words in (("compare", "1 a regression"), ("merge", "3 a case with an error")):
+            rc, out, _ = run(sub, "--help")
+            self.assertEqual(rc, 0)
+            self.assertIn(code_words, out)
+            self.assertNotIn("1 verification failed (compare: regression)", out)
 
     def test_bad_input_is_one_line_with_exit_2(self):
         cases = [

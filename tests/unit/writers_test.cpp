@@ -228,3 +228,13 @@ TEST(Writers, MarkdownIsATableWithOneRowPerTiming) {
   EXPECT_NE(rest.find("NVIDIA H200"), std::string::npos);
   EXPECT_NE(rest.find("**incorrect**"), std::string::npos);
 }
+
+TEST(Writers, DurationsInTheUnitThatFitsAndSampleCounts) {
+  EXPECT_EQ(human_duration(0.81240), "812.40 ns");
+  EXPECT_EQ(human_duration(2.614), "2.61 us");
+  EXPECT_EQ(human_duration(435), "435.00 us");
+  EXPECT_EQ(human_duration(5606.07217), "5.61 ms");
+  EXPECT_EQ(human_duration(5606072.17), "5.61 s");  // was "5606072.17 us"
+  EXPECT_EQ(sample_count(1), "1 sample");
+  EXPECT_EQ(sample_count(3), "3 samples");
+}
