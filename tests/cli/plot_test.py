@@ -96,6 +96,40 @@ class Plot(unittest.TestCase):
             self.assertEqual(side["notes"], [])
             self.check_pngs(side)
 
+    def test_labels_unique_axis_fits_the_range_roofline_points_labelled(self):
+        """Issue 15, finding 7: the last case of a same-shape group lost its dist/seed, a log axis
+        over a narrow range exaggerated differences, roofline points had no labels."""
+        rep = synthetic_report()
+        first = rep["cases"][0]
+        group = []
+        for seed, us in ((0, 100.0), (1, 104.0), (2, 98.0)):
+            c = json.loads(json.dumps(first))
+            c["problem"]["seed"] = seed
+            c["kernel_timing"]["stats"]["median_us"] = us
+            c["reference_timing"]["stats"]["median_us"] = us * 1.2
+            c["peers"] = []
+            c["sweep"] = {"index": seed, "name": "same"}
+            del c["kernel_timing"]["sol_us"]
+            group.append(c)
+        narrow = dict(rep, cases=group)
+        with tempfile.TemporaryDirectory() as d:
+            for name, r in (("narrow", narrow), ("wide", rep)):
+                path = os.path.join(d, name + ".json")
+                with open(path, "w") as f:
+                    json.dump(r, f)
+                rc, out, err = plot(path, "--out", d)
+                self.assertEqual(rc, 0, out + err)
+            with open(os.path.join(d, "narrow-plot.json")) as f:
+                side = json.load(f)
+            time_chart, roof_chart = side["charts"]
+            self.assertEqual(len(set(time_chart["labels"])), 3, time_chart["labels"])
+            self.assertTrue(all("s" + str(i) in time_chart["labels"][i] for i in range(3)), time_chart["labels"])
+            self.assertEqual(time_chart["yscale"], "linear")
+            self.assertEqual(len(roof_chart["point_labels"]), 3)
+            self.assertEqual(len(set(roof_chart["point_labels"])), 3)
+            with open(os.path.join(d, "wide-plot.json")) as f:
+                self.assertEqual(json.load(f)["charts"][0]["yscale"], "log")
+
     def test_stated_speed_of_light_wins(self):
         # Memory-bound cases only: sol_us alone would understate the peak; the stated one is used.
         report = synthetic_report()
