@@ -2,12 +2,16 @@
 """What github-action-benchmark (tool: googlecpp) does with our gbench output: its extraction and
 its alert rule, reproduced here in Python from its TypeScript sources (not copied):
 
-- src/extract.ts, extractGoogleCppResult, as of commit 04dcc2c41a0add41e0fa82c268ae40952fcd8be4:
+Followed at commit c38cce98215cf75e178ecd5a0c1a1ab215e93006 (release v1.22.0), where both parts
+read as below; they read the same at the older 04dcc2c41a0add41e0fa82c268ae40952fcd8be4
+(extract.ts) and 019cbcbff5b46768d07df85029eb19c76f835b75 (write.ts); action.yml's
+alert-threshold default is '200%', fail-threshold defaults to alert-threshold.
+
+- src/extract.ts, extractGoogleCppResult:
   the file is JSON.parse'd; every entry of "benchmarks" becomes {name: b.name, value: b.real_time,
   unit: b.time_unit + "/iter", extra: iterations, cpu_time, threads}. Nothing else is read:
   error_occurred/error_message, run_type and every counter are ignored.
-- src/write.ts, findAlerts/getRatio/handleAlert, as of commit
-  019cbcbff5b46768d07df85029eb19c76f835b75: the previous suite is the last stored one with another
+- src/write.ts, findAlerts/getRatio/handleAlert: the previous suite is the last stored one with another
   commit id; each current bench is paired with the previous bench of the same name (none: skipped);
   ratio = current.value / prev.value for googlecpp (not bigger-is-better), 1 when both are 0;
   an alert when ratio > alert-threshold (input '200%' by default, i.e. 2.0); with fail-on-alert the
