@@ -22,6 +22,24 @@ namespace {
 
 constexpr double kGbenchFailedTime = 1e300;  // us: a failed case's real_time (see above)
 
+// The fields every google-benchmark "iteration" entry has; real_time is in microseconds.
+nlohmann::json bench_entry(const std::string& name, int64_t index, int64_t iterations,
+                           double real_time_us, const std::string& label) {
+  return {{"name", name},
+          {"family_index", index},
+          {"per_family_instance_index", 0},
+          {"run_name", name},
+          {"run_type", "iteration"},
+          {"repetitions", 1},
+          {"repetition_index", 0},
+          {"threads", 1},
+          {"iterations", iterations},
+          {"real_time", real_time_us},
+          {"cpu_time", real_time_us},
+          {"time_unit", "us"},
+          {"label", label}};
+}
+
 class GbenchWriter final : public ReportWriter {
  public:
   std::string format() const override { return "gbench"; }
@@ -47,21 +65,11 @@ class GbenchWriter final : public ReportWriter {
       const bool timed = c.kernel_timing && c.kernel_timing->ran;
       if (c.disposition != Disposition::Passed) {
         const std::string name = bench_name(c, c.kernel, kernel_mode(info, c));
-        json b = {{"name", name},
-                  {"family_index", index++},
-                  {"per_family_instance_index", 0},
-                  {"run_name", name},
-                  {"run_type", "iteration"},
-                  {"repetitions", 1},
-                  {"repetition_index", 0},
-                  {"threads", 1},
-                  {"iterations", timed ? c.kernel_timing->measurement.stats.count : 0},
-                  {"real_time", kGbenchFailedTime},
-                  {"cpu_time", kGbenchFailedTime},
-                  {"time_unit", "us"},
-                  {"label", std::string("FAILED: ") + disposition_name(c.disposition)},
-                  {"error_occurred", true},
-                  {"error_message", std::string(disposition_name(c.disposition)) + ": " + c.message}};
+        json b = bench_entry(name, index++, timed ? c.kernel_timing->measurement.stats.count : 0,
+                             kGbenchFailedTime,
+                             std::string("FAILED: ") + disposition_name(c.disposition));
+        b["error_occurred"] = true;
+        b["error_message"] = std::string(disposition_name(c.disposition)) + ": " + c.message;
         if (timed) b["measured_median_us"] = c.kernel_timing->measurement.stats.median;
         benches.push_back(b);
       }
@@ -71,34 +79,21 @@ class GbenchWriter final : public ReportWriter {
       for (const TimingResult& p : c.peers)
         if (p.ran) rows.push_back(&p);
       for (const TimingResult* t : rows) {
-      const TimingRow r{&c, t};
-      const Measurement& m = r.t->measurement;
-      const Stats& s = m.stats;
-      const std::string name = bench_name(*r.c, *r.t);
-      json b = {{"name", name},
-                {"family_index", index++},
-                {"per_family_instance_index", 0},
-                {"run_name", name},
-                {"run_type", "iteration"},
-                {"repetitions", 1},
-                {"repetition_index", 0},
-                {"threads", 1},
-                {"iterations", s.count},
-                {"real_time", s.median},
-                {"cpu_time", s.median},
-                {"time_unit", "us"},
-                {"label", m.mode + ", " + m.stop_reason},
-                // Counters: user-defined numeric fields, as google-benchmark writes them.
-                {"tflops", r.t->tflops},
-                {"bytes_per_second", r.t->gbps * 1e9},
-                {"mean_us", s.mean},
-                {"min_us", s.min},
-                {"stdev_us", s.stdev},
-                {"iqr_us", s.iqr()},
-                {"rse_median", s.rse_median()},
-                {"sm_clock_mhz", m.clock.median_mhz}};
-      if (r.t->sol_fraction) b["sol_fraction"] = *r.t->sol_fraction;
-      benches.push_back(b);
+        const Measurement& m = t->measurement;
+        const Stats& st = m.stats;
+        json b = bench_entry(bench_name(c, *t), index++, st.count, st.median,
+                             m.mode + ", " + m.stop_reason);
+        // Counters: user-defined numeric fields, as google-benchmark writes them.
+        b["tflops"] = t->tflops;
+        b["bytes_per_second"] = t->gbps * 1e9;
+        b["mean_us"] = st.mean;
+        b["min_us"] = st.min;
+        b["stdev_us"] = st.stdev;
+        b["iqr_us"] = st.iqr();
+        b["rse_median"] = st.rse_median();
+        b["sm_clock_mhz"] = m.clock.median_mhz;
+        if (t->sol_fraction) b["sol_fraction"] = *t->sol_fraction;
+        benches.push_back(b);
       }
     }
     return json{{"context", ctx}, {"benchmarks", benches}}.dump(2) + "\n";
