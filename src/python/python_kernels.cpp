@@ -1,6 +1,7 @@
-// --kernel-py: GPU MODE nvfp4_gemm submissions in an embedded CPython (pybind11). The host
-// backend hands them numpy views of the tool's own buffers in the contest's shapes and strides;
-// the GPU backend is not done yet (docs/python.md).
+// --kernel-py: GPU MODE nvfp4_gemm submissions in an embedded CPython (pybind11). They get the
+// contest's input tuple as zero-copy views of the tool's own buffers in the contest's shapes and
+// strides: numpy arrays on the host backend, torch CUDA tensors on the GPU backend, where the call
+// runs on the tool's stream (docs/python.md).
 #include "src/python/python_kernels.hpp"
 
 #include <fmt/format.h>
@@ -15,7 +16,10 @@
 #include <memory>
 #include <tuple>
 
+#include <cuda_runtime_api.h>
+
 #include "src/core/error.hpp"
+#include "src/device/cuda_check.hpp"
 #include "src/device/device_info.hpp"
 #include "src/registry/registry.hpp"
 
@@ -29,7 +33,7 @@ constexpr const char* kDefaultFunction = "custom_kernel";
 // What runs inside the interpreter: loading a file, calling its function, checking what it
 // returns, and one-line descriptions of exceptions with the submission's file:line.
 constexpr const char* kHelper = R"PY(
-import importlib.util, os, sys, traceback
+import importlib.util, os, re, sys, traceback
 
 sys.stdout = sys.stderr  # the tool's stdout may carry a report (--output -)
 _modules = {}
@@ -95,6 +99,105 @@ def function(mod, func):
     return fn
 
 
+# Errors that mean "this GPU (or this machine) cannot do what the submission asks", not a bug in
+# it: NotImplementedError, and messages such as torch's CUBLAS_STATUS_NOT_SUPPORTED for FP4
+# _scaled_mm on Hopper or "no kernel image is available".
+_UNSUPPORTED = re.compile(r"NOT_SUPPORTED|not (yet )?supported|unsupported|only supported|"
+                          r"no kernel image is available|requires? (a )?(GPU|device|CUDA|"
+                          r"compute capability|sm_?[0-9]+)", re.IGNORECASE)
+
+
+def unsupported(exc):
+    return isinstance(exc, NotImplementedError) or (
+        not isinstance(exc, WrongReturn) and bool(_UNSUPPORTED.search(str(exc))))
+
+
+def torch_status():
+    """'' when torch with CUDA is importable, else why not."""
+    try:
+        import torch
+    except Exception as e:
+        return f"cannot import torch ({type(e).__name__}: {' '.join(str(e).split())})"
+    if not torch.cuda.is_available():
+        return f"its torch {torch.__version__} has no CUDA (torch.cuda.is_available() is False)"
+    return ""
+
+
+class _CudaMemory:
+    """The tool's device memory as __cuda_array_interface__: torch wraps it without a copy."""
+
+    def __init__(self, ptr, shape, strides, typestr, itemsize):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "strides": tuple(s * itemsize for s in strides),
+            "typestr": typestr, "data": (ptr, False), "version": 3, "stream": None}
+
+
+def cuda_inputs(ptrs, m, n, k, l, device):
+    """GPU MODE's tuple over the tool's device buffers, in the contest's dtypes where this torch
+    has them (float4_e2m1fn_x2, float8_e4m3fn), else uint8."""
+    import torch
+    dev = torch.device("cuda", device)
+    fp4 = getattr(torch, "float4_e2m1fn_x2", None)
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+
+    def wrap(ptr, shape, strides, dtype, typestr="|u1", itemsize=1):
+        t = torch.as_tensor(_CudaMemory(ptr, shape, strides, typestr, itemsize), device=dev)
+        return t.view(dtype) if dtype is not None else t
+
+    kh, kb = k // 2, k // 16
+
+    def blocked(ptr, r):  # [32, 4, R/128, 4, Kb/4, L]
+        rt, kt = (r + 127) // 128, (kb + 3) // 4
+        return wrap(ptr, (32, 4, rt, 4, kt, l), (16, 4, kt * 512, 1, 512, rt * kt * 512), fp8)
+
+    a_p, b_p, sfa_p, sfb_p, sfa_b, sfb_b, c_p = ptrs
+    return (wrap(a_p, (m, kh, l), (kh, 1, m * kh), fp4),
+            wrap(b_p, (n, kh, l), (kh, 1, n * kh), fp4),
+            wrap(sfa_p, (m, kb, l), (kb, 1, m * kb), fp8),
+            wrap(sfb_p, (n, kb, l), (kb, 1, n * kb), fp8),
+            blocked(sfa_b, m), blocked(sfb_b, n),
+            wrap(c_p, (m, n, l), (n, 1, m * n), torch.float16, "<f2", 2))
+
+
+_streams = {}
+
+
+def call_cuda(fn, data, c, stream, device):
+    """The call on the tool's stream (torch's external-stream support): everything the
+    submission enqueues through torch is ordered with the tool's events and flushes."""
+    import torch
+    s = _streams.get(stream)
+    if s is None:
+        s = _streams[stream] = torch.cuda.ExternalStream(stream, device=torch.device("cuda", device))
+    with torch.cuda.stream(s):
+        try:
+            out = fn(data)
+        finally:
+            sys.stderr.flush()
+        if out is c:
+            return
+        want = _want(fn, c, f"on {c.device}")
+        if out is None:
+            raise WrongReturn(f"returned None; expected {want}")
+        if not isinstance(out, torch.Tensor):
+            raise WrongReturn(f"returned a {type(out).__name__}, not a torch.Tensor; expected {want}")
+        if tuple(out.shape) != tuple(c.shape):
+            raise WrongReturn(f"returned shape {tuple(out.shape)}; expected {want}")
+        if out.dtype != torch.float16:
+            raise WrongReturn(f"returned dtype {str(out.dtype).replace('torch.', '')}; expected {want}")
+        if out.device != c.device:
+            raise WrongReturn(f"returned a tensor on {out.device}; expected {want}")
+        c.copy_(out)
+
+
+def _want(fn, c, where=""):
+    code = getattr(fn, "__code__", None)
+    want = f"c as float16 [M, N, L] = {tuple(c.shape)}" + (f" {where}" if where else "")
+    if code is not None:
+        want += f" (the function is at {code.co_filename}:{code.co_firstlineno})"
+    return want
+
+
 def call(fn, data, c):
     import numpy as np
     try:
@@ -103,10 +206,7 @@ def call(fn, data, c):
         sys.stderr.flush()
     if out is c:
         return
-    code = getattr(fn, "__code__", None)
-    want = f"c as float16 [M, N, L] = {tuple(c.shape)}"
-    if code is not None:
-        want += f" (the function is at {code.co_filename}:{code.co_firstlineno})"
+    want = _want(fn, c)
     if out is None:
         raise WrongReturn(f"returned None; expected {want}")
     try:
@@ -125,8 +225,20 @@ def call(fn, data, c):
 py::object& helper() {
   static py::object* h = nullptr;  // leaked on purpose, like the interpreter
   if (!h) {
-    py::initialize_interpreter(/*init_signal_handlers=*/false, 0, nullptr,
-                               /*add_program_dir_to_path=*/false);
+    // The interpreter the tool was built against, as if started from its executable: inside a
+    // virtual environment (the one that holds torch, say) that makes its site-packages the ones
+    // imported.
+    PyConfig config;
+    PyConfig_InitIsolatedConfig(&config);
+    config.isolated = 0;
+    config.use_environment = 1;
+    config.install_signal_handlers = 0;
+    const PyStatus st = PyConfig_SetBytesString(&config, &config.executable, NVFP4_PYTHON_EXECUTABLE);
+    if (PyStatus_Exception(st)) {
+      PyConfig_Clear(&config);
+      throw runtime_error(fmt::format("cannot start the embedded Python {}", NVFP4_PYTHON_EXECUTABLE));
+    }
+    py::initialize_interpreter(&config, 0, nullptr, /*add_program_dir_to_path=*/false);
     {
       py::object m = py::module_::import("types").attr("ModuleType")("_nvfp4bench_python");
       py::exec(kHelper, m.attr("__dict__"));
@@ -180,6 +292,34 @@ py::array view(const py::dtype& dt, std::vector<py::ssize_t> shape,
   return a;
 }
 
+// Whether the GPU backend will run: the same question Context::create asks (a CUDA device is
+// visible), asked once.
+bool gpu_backend() {
+  static const bool gpu = [] {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  }();
+  return gpu;
+}
+
+// Why the embedded Python cannot hand CUDA tensors ('' when it can), asked once: importing torch
+// takes seconds.
+const std::string& torch_problem() {
+  static const std::string why = [] {
+    py::gil_scoped_acquire gil;
+    const std::string s = py::str(helper().attr("torch_status")()).cast<std::string>();
+    if (s.empty()) return s;
+    const py::module_ sys = py::module_::import("sys");
+    return fmt::format("the GPU backend hands submissions torch CUDA tensors, but the embedded "
+                       "Python {} ({}) {}; build against a Python with torch "
+                       "(-DNVFP4_PYTHON=/path/to/python3) or run on the host backend "
+                       "(CUDA_VISIBLE_DEVICES=)",
+                       py::str(sys.attr("version")).cast<std::string>().substr(0, 6),
+                       NVFP4_PYTHON_EXECUTABLE, s);
+  }();
+  return why;
+}
+
 class PythonGemm final : public Gemm {
  public:
   explicit PythonGemm(std::shared_ptr<const Loaded> k) : k_(std::move(k)) {}
@@ -191,42 +331,70 @@ class PythonGemm final : public Gemm {
 
   std::string name() const override { return k_->name; }
   std::string description() const override {
-    return fmt::format("{}() in {} [Python; host backend: numpy views; times include the Python "
-                       "call]", k_->function, k_->path);
+    return fmt::format("{}() in {} [Python; {}; times include the Python call]", k_->function,
+                       k_->path,
+                       gpu_backend() ? "torch CUDA tensors on the tool's stream"
+                                     : "host backend: numpy views");
   }
-  Space space() const override { return Space::Host; }
+  Space space() const override { return gpu_backend() ? Space::Device : Space::Host; }
   int auto_rank() const override { return -1; }  // never picked by --kernel auto
   Availability availability(const DeviceInfo& dev) const override {
-    if (dev.has_gpu)
-      return {false, "Python kernels (--kernel-py) are not yet supported on the GPU backend; the "
-                     "host backend runs them (CUDA_VISIBLE_DEVICES=)"};
+    if (dev.has_gpu && !torch_problem().empty()) return {false, torch_problem()};
     return {true, {}};
   }
 
-  void run(const Shape& s, const Operands& o, void*, cudaStream_t) override {
+  void run(const Shape& s, const Operands& o, void*, cudaStream_t stream) override {
+    const bool gpu = space() == Space::Device;
+    int device = 0;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (gpu) {
+      NVFP4_CUDA_CHECK(cudaGetDevice(&device));
+      NVFP4_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+    }
     py::gil_scoped_acquire gil;
     try {
-      const py::tuple& data = inputs(s, o);
-      helper().attr("call")(py::handle(k_->fn), data, data[6]);
+      const py::tuple& data = inputs(s, o, gpu, device);
+      if (gpu)
+        helper().attr("call_cuda")(py::handle(k_->fn), data, data[6],
+                                   reinterpret_cast<uintptr_t>(stream), device);
+      else
+        helper().attr("call")(py::handle(k_->fn), data, data[6]);
     } catch (py::error_already_set& e) {
       std::string why;
+      bool unsupported = false;
       try {
         why = py::str(helper().attr("describe_call")(e.value(), k_->path)).cast<std::string>();
+        unsupported = helper().attr("unsupported")(e.value()).cast<bool>();
       } catch (const std::exception&) {
         why = e.what();
       }
-      throw runtime_error(fmt::format("kernel '{}': {} {}", k_->name, k_->function, one_line(why)));
+      const std::string what = fmt::format("{} {}", k_->function, one_line(why));
+      if (capture != cudaStreamCaptureStatusNone)
+        throw runtime_error(fmt::format("kernel '{}' cannot be captured in a CUDA graph (--mode "
+                                        "graph; the other modes run it): {}", k_->name, what));
+      if (unsupported)
+        throw usage_error(fmt::format("kernel '{}': not supported on this {}: {}", k_->name,
+                                      gpu ? "GPU" : "machine", what));
+      throw runtime_error(fmt::format("kernel '{}': {}", k_->name, what));
     }
   }
 
  private:
   // GPU MODE's tuple (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c) over the tool's
   // batch-outermost buffers; kept per operand set, so a repeated call builds nothing.
-  const py::tuple& inputs(const Shape& s, const Operands& o) {
+  const py::tuple& inputs(const Shape& s, const Operands& o, bool gpu, int device) {
     const auto key = std::make_tuple(o.a, o.b, o.sfa, o.sfb, o.sfa_blocked, o.sfb_blocked, o.c,
                                      s.m, s.n, s.k, s.l);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     if (cache_.size() >= 64) cache_.clear();
+    if (gpu) {
+      const auto ptr = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
+      py::tuple t = helper().attr("cuda_inputs")(
+          py::make_tuple(ptr(o.a), ptr(o.b), ptr(o.sfa), ptr(o.sfb), ptr(o.sfa_blocked),
+                         ptr(o.sfb_blocked), ptr(o.c)),
+          s.m, s.n, s.k, s.l, device);
+      return cache_.emplace(key, std::move(t)).first->second;
+    }
     const py::dtype u8 = py::dtype::of<uint8_t>();
     const py::ssize_t m = s.m, n = s.n, l = s.l, kh = s.k / 2, kb = s.k / 16;
     const auto packed = [&](const uint8_t* p, py::ssize_t r) {  // [R, K/2, L]

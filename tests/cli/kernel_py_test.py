@@ -4,14 +4,21 @@ numpy-only GPU MODE style submissions written into a temporary folder: a correct
 wrong one is incorrect (exit 1), a raising one is an error naming its file:line (exit 3), a file
 that does not load or lacks the function is refused before any work (exit 2); --list shows them,
 and a sweep hands them on to its child processes. Skipped, saying so, when the tool was built
-without Python kernels (no pybind11-dev / python3-dev)."""
+without Python kernels (no pybind11-dev / python3-dev).
+
+KernelPyGpu (ctest kernel_py_gpu, label gpu) is the GPU backend: torch CUDA tensors in the
+contest's dtypes on the tool's stream, the example submissions, every timing mode, wrong returns,
+and GPU MODE's seed submission (rebuilt at run time from the diff that holds it, never stored
+here), which ends "not supported on this GPU" where torch._scaled_mm has no FP4 (before
+Blackwell). Skipped, saying why, without a GPU or without torch in the embedded Python."""
 import json
 import os
+import shutil
 import tempfile
 import textwrap
 import unittest
 
-from nvfp4cli import HOST_ENV, SRC, run
+from nvfp4cli import HOST_ENV, SRC, gpu_reason, run
 
 SHAPE = ["--m", "160", "--n", "24", "--k", "96", "--l", "2"]  # M > 128: two row tiles of scales
 
@@ -227,6 +234,199 @@ class KernelPy(unittest.TestCase):
         self.assertEqual(by["good"]["kernel"]["name"], "py:good")
         self.assertEqual(by["raising"]["disposition"], "error")
         self.assertIn(self.path("raising") + ":6", by["raising"]["message"])
+
+
+# The GPU backend's tuple: the contest's dtypes, shapes and strides, on the tool's (non-default)
+# stream; returns a new tensor, which the tool copies into c.
+TORCH_CHECKS = """
+import torch
+
+
+def custom_kernel(data):
+    a, b, sfa, sfb, sfa_p, sfb_p, c = data
+    m, n, l = c.shape
+    k = a.shape[1] * 2
+    assert torch.cuda.current_stream().cuda_stream != 0, "not on the tool's stream"
+    assert a.dtype == torch.float4_e2m1fn_x2 and b.dtype == torch.float4_e2m1fn_x2, a.dtype
+    assert sfa.dtype == torch.float8_e4m3fn and sfb_p.dtype == torch.float8_e4m3fn, sfa.dtype
+    assert c.dtype == torch.float16 and c.is_cuda
+    assert a.shape == (m, k // 2, l) and a.stride() == (k // 2, 1, m * k // 2), a.stride()
+    assert sfb.shape == (n, k // 16, l) and sfb.stride() == (k // 16, 1, n * k // 16)
+    assert sfa_p.shape == (32, 4, (m + 127) // 128, 4, (k // 16 + 3) // 4, l), sfa_p.shape
+    assert c.stride() == (n, 1, m * n)
+    # Element [i%32, (i%128)//32, i//128, j%4, j//4, l] of the permuted view is sfa[i, j, l].
+    i = torch.arange(m, device=c.device)
+    for j in range(k // 16):
+        got = sfa_p[i % 32, (i % 128) // 32, i // 128, j % 4, j // 4, :].view(torch.uint8)
+        assert torch.equal(got, sfa[:, j, :].view(torch.uint8)), j
+    from torch_submission import dequantize
+    out = torch.matmul(dequantize(a, sfa), dequantize(b, sfb).transpose(1, 2))
+    return out.permute(1, 2, 0).contiguous()
+"""
+
+CPU_RETURN = """
+import torch
+
+
+def custom_kernel(data):
+    return torch.zeros(tuple(data[-1].shape), dtype=torch.float16)
+"""
+
+TORCH_RAISING = """
+import torch
+
+
+def custom_kernel(data):
+    a = data[0]
+    return torch.matmul(a, a)  # line 7: float4 matmul is not implemented
+"""
+
+WRONG_TORCH = """
+def custom_kernel(data):
+    data[-1].fill_(1.0)
+    return data[-1]
+"""
+
+EMPTY = """
+def custom_kernel(data):
+    return data[-1]
+"""
+
+
+def seed_diff():
+    """The diff that holds GPU MODE's seed submission (outside this repository)."""
+    env = os.environ.get("NVFP4_SEED_SUBMISSION_DIFF")
+    return env or os.path.join(SRC, "..", "shared", "docs", "seed-gpumode-submission.diff.txt")
+
+
+def rebuild_from_diff(text):
+    """The new side of a two-column diff: '+ ' and '  ' lines, without their prefix."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l[:2] in ("+ ", "- ", "  "))
+    return "\n".join(l[2:] for l in lines[start:] if l[:1] in ("+", " ")) + "\n"
+
+
+class KernelPyGpu(unittest.TestCase):
+    SHAPE = ["--m", "200", "--n", "136", "--k", "512", "--l", "2"]  # ragged, L > 1
+
+    @classmethod
+    def setUpClass(cls):
+        why = built_without_python() or gpu_reason()
+        if why:
+            raise unittest.SkipTest(f"needs a CUDA GPU and Python kernels: {why}")
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = cls.tmp.name
+        for name, text in [("torch_checks", TORCH_CHECKS), ("cpu_return", CPU_RETURN),
+                           ("torch_raising", TORCH_RAISING), ("wrong_torch", WRONG_TORCH),
+                           ("empty", EMPTY)]:
+            with open(cls.path(name), "w") as f:
+                f.write(textwrap.dedent(text))
+        # torch_checks imports the example's dequantize: the example's folder beside it.
+        shutil.copy(cls.example("torch_submission"), cls.dir)
+        rc, out, err = run("--kernel-py", cls.path("empty"), "--list", timeout=300)
+        line = next((l for l in out.splitlines() if l.split()[:1] == ["py:empty"]), "")
+        if "unavailable" in line:
+            why = out.split("py:empty", 1)[1].split("why:", 1)[-1].splitlines()[0].strip()
+            raise unittest.SkipTest(f"no torch with CUDA in the embedded Python: {why}")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def path(cls, name):
+        return os.path.join(cls.dir, name + ".py")
+
+    @staticmethod
+    def example(name):
+        return os.path.join(SRC, "examples", "submissions", name + ".py")
+
+    def case(self, file, kernel, *extra, shape=None):
+        rep = os.path.join(self.dir, "r.json")
+        if os.path.exists(rep):
+            os.remove(rep)
+        rc, out, err = run("--kernel-py", file, "--kernel", kernel, *(shape or self.SHAPE),
+                           "--json", rep, "--iters", "3", "--warmup", "1", *extra, timeout=600)
+        c = None
+        if os.path.exists(rep):
+            with open(rep) as f:
+                c = json.load(f)["cases"][0]
+        return rc, out, err, c
+
+    def test_tuple_dtypes_strides_and_stream(self):
+        rc, out, err, c = self.case(self.path("torch_checks"), "py:torch_checks")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(c["disposition"], "passed")
+        self.assertIn("torch CUDA tensors on the tool's stream", c["kernel"]["description"])
+        self.assertIn("times include the Python call", c["kernel"]["description"])
+
+    def test_torch_example_passes_in_cold_hot_and_rotate(self):
+        for mode in ["cold", "hot", "rotate"]:
+            with self.subTest(mode=mode):
+                rc, out, err, c = self.case(self.example("torch_submission"), "py:torch_submission",
+                                            "--mode", mode)
+                self.assertEqual(rc, 0, out + err)
+                self.assertEqual(c["disposition"], "passed")
+                self.assertEqual(c["verification"]["checked"], 2 * 200 * 136)
+                self.assertGreater(c["kernel_timing"]["stats"]["median_us"], 0)
+
+    def test_graph_mode_runs_or_says_why(self):
+        rc, out, err, c = self.case(self.example("torch_submission"), "py:torch_submission",
+                                    "--mode", "graph")
+        if rc != 0:
+            self.assertEqual(rc, 3, out + err)
+            self.assertIn("cannot be captured in a CUDA graph", err)
+        else:
+            self.assertEqual(c["disposition"], "passed")
+
+    def test_triton_example_passes(self):
+        rc, out, err, c = self.case(self.example("triton_submission"), "py:triton_submission")
+        if rc == 2 and "No module named 'triton'" in err:
+            self.skipTest(f"no Triton in the embedded Python: {err.strip()}")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(c["disposition"], "passed")
+
+    def test_wrong_result_is_incorrect(self):
+        rc, out, err, c = self.case(self.path("wrong_torch"), "py:wrong_torch")
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(c["disposition"], "incorrect")
+
+    def test_empty_submission_is_timed_and_incorrect(self):
+        rc, out, err, c = self.case(self.path("empty"), "py:empty", "--mode", "hot")
+        self.assertEqual(rc, 1, out + err)
+        self.assertGreater(c["kernel_timing"]["stats"]["median_us"], 0)
+
+    def test_cpu_tensor_returned_is_exit_3(self):
+        rc, out, err, c = self.case(self.path("cpu_return"), "py:cpu_return")
+        self.assertEqual(rc, 3, out + err)
+        self.assertIn("returned a tensor on cpu; expected c as float16 [M, N, L]", err)
+        self.assertEqual(c["disposition"], "error")
+
+    def test_exception_is_exit_3_with_file_and_line(self):
+        rc, out, err, c = self.case(self.path("torch_raising"), "py:torch_raising")
+        self.assertEqual(rc, 3, out + err)
+        self.assertIn(self.path("torch_raising") + ":7", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_seed_submission_runs_or_is_not_supported(self):
+        diff = seed_diff()
+        if not os.path.exists(diff):
+            self.skipTest(f"the seed submission's diff is not at {diff} (NVFP4_SEED_SUBMISSION_DIFF)")
+        seed = os.path.join(self.dir, "seed_submission.py")
+        with open(diff, encoding="utf-8") as f, open(seed, "w", encoding="utf-8") as g:
+            g.write(rebuild_from_diff(f.read()))
+        shape = ["--m", "128", "--n", "256", "--k", "256"]  # GPU MODE's first test shape
+        rc, out, err, c = self.case(seed, "py:seed_submission", shape=shape)
+        if rc == 0:
+            self.assertEqual(c["disposition"], "passed")  # Blackwell: torch._scaled_mm has FP4
+            return
+        self.assertEqual(rc, 2, out + err)
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), 1, err)
+        self.assertIn("kernel 'py:seed_submission': not supported on this GPU: custom_kernel raised", lines[0])
+        self.assertIn("RuntimeError", lines[0])
+        self.assertEqual(c["disposition"], "not_supported")
+        self.assertIn("not supported on this GPU", c["message"])
 
 
 if __name__ == "__main__":

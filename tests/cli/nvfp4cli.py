@@ -30,3 +30,12 @@ def load(path):
 def jsonl(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def gpu_reason():
+    """Why the tool sees no usable GPU (the first line of --list), or None when it does."""
+    rc, out, _ = run("--list", timeout=120)
+    first = out.splitlines()[0] if out else ""
+    if rc != 0 or first.startswith("device: none"):
+        return first or f"--list exited {rc}"
+    return None

@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 import nvfp4cli
-from nvfp4cli import BIN, HOST_ENV, PLUGIN_DIR as PLUGINS
+from nvfp4cli import BIN, HOST_ENV, PLUGIN_DIR as PLUGINS, gpu_reason
 
 
 def lib(name):
@@ -91,13 +91,6 @@ class PluginHost(unittest.TestCase, Report):
         self.assertEqual((v["mismatches"], v["unwritten"]), (2 * 24, 2 * 24))  # last row, each batch
         self.assertTrue(all(m["unwritten"] and m["i"] == 39 for m in v["first_mismatches"]))
         self.assertIn("(48 unwritten)", out)
-
-
-def gpu_reason():
-    """Why there is no usable GPU, or None."""
-    rc, out, _ = run(["--list"])
-    first = out.splitlines()[0] if out else ""
-    return first if rc != 0 or first.startswith("device: none") else None
 
 
 class PluginGpu(unittest.TestCase, Report):
