@@ -386,6 +386,18 @@ class KernelPyGpu(unittest.TestCase):
         self.assertEqual(rc, 0, out + err)
         self.assertEqual(c["disposition"], "passed")
 
+    def test_docs_snippet_passes(self):
+        with open(os.path.join(SRC, "docs", "python.md"), encoding="utf-8") as f:
+            doc = f.read()
+        section = doc[doc.index("## A 10-line submission"):]
+        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+        self.assertLessEqual(len(code.strip().splitlines()), 12, code)
+        with open(self.path("docs_snippet"), "w") as f:
+            f.write(code)
+        rc, out, err, c = self.case(self.path("docs_snippet"), "py:docs_snippet")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(c["disposition"], "passed")
+
     def test_wrong_result_is_incorrect(self):
         rc, out, err, c = self.case(self.path("wrong_torch"), "py:wrong_torch")
         self.assertEqual(rc, 1, out + err)
