@@ -10,7 +10,7 @@
 #   sweep     configs/gpumode-nvfp4-gemm.json with both examples, --peers dequant-f16
 #   overhead  an empty submission (returns c untouched) in hot mode: the Python call's floor
 # Usage, from the repository root: OUT=out bash scripts/device/kernel-py-results.sh [STEP ...]
-# (default: all, about 6 minutes on one H200). Reports land in $OUT/kernel-py/.
+# (default: all, about 4 minutes on one H200). Leaves one archive, $OUT/kernel-py.tgz.
 set -uo pipefail
 OUT=${OUT:-out}; R=$OUT/kernel-py; mkdir -p "$R"
 steps=("$@"); ((${#steps[@]})) || steps=(build tests bench seed sweep overhead)
@@ -66,9 +66,10 @@ step_sweep() {
   "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["name"]+="-kernel-py"
 c["defaults"]["kernels"] = ["py:torch_submission", "py:triton_submission"]
 json.dump(c, open(sys.argv[2], "w"), indent=1)' configs/gpumode-nvfp4-gemm.json "$R/gpumode-kernel-py.json"
+  # In one process (--no-isolate): a child per case would import torch again, about 3 s each.
   timeout 420 $BIN --kernel-py $EX/torch_submission.py --kernel-py $EX/triton_submission.py \
     sweep "$R/gpumode-kernel-py.json" --peers dequant-f16 --json "$R/sweep-gpumode-kernel-py.json" \
-    --overwrite --progress lines > "$R/sweep.log" 2>&1
+    --overwrite --progress lines --no-isolate > "$R/sweep.log" 2>&1
   echo "sweep rc=$?"; grep -E '^sweep: ' "$R/sweep.log"
 }
 
@@ -83,3 +84,4 @@ for s in "${steps[@]}"; do
   echo "== $s"; t0=$(date +%s)
   "step_$s"; echo "== $s: $(( $(date +%s) - t0 )) s"
 done
+tar -czf "$OUT/kernel-py.tgz" -C "$OUT" kernel-py && rm -rf "$R"
