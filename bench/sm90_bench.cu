@@ -8,7 +8,8 @@
 // reports the median (and min) of --samples samples after 3 warm-up calls.
 // With GPU MODE data every partial sum is exact in FP32, so every variant must give the same
 // bits as the heuristic's choice: the harness checks that too.
-//   usage: sm90_bench [--samples N] [--sweep] [--diag] [--v3] [MxNxK ...]
+// --v5: the registered choice, v5's own choice and v5's M tiles x splits (no v2/v3 sweep).
+//   usage: sm90_bench [--samples N] [--sweep] [--diag] [--v3] [--v5] [MxNxK ...]
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 
@@ -131,7 +132,7 @@ bool parse_shape(const char* s, Shape& out) {
 
 int main(int argc, char** argv) {
   Timer tm;
-  bool sweep = false, diag = false, v3only = false;
+  bool sweep = false, diag = false, v3only = false, v5 = false;
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     Shape s;
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
     else if (!std::strcmp(argv[i], "--diag")) diag = true;
     else if (!std::strcmp(argv[i], "--v3")) v3only = true;  // no v2 sweep: auto, old, v3
+    else if (!std::strcmp(argv[i], "--v5")) v5 = true;
     else if (parse_shape(argv[i], s)) shapes.push_back(s);
     else { std::fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
   }
@@ -166,10 +168,26 @@ int main(int argc, char** argv) {
       variants.push_back(c);
     };
     const bool small = s.m <= 512;
+    if (v5) {
+      variants = {best, sm90::choose_config(s, prop.multiProcessorCount, sm90::Path::FusedV5)};
+      int cover = 16;  // the smallest M tile that holds M, its half, and 256 above M = 128
+      while (cover < 256 && cover < s.m) cover *= 2;
+      for (int mt : {16, 32, 64, 128, 256}) {
+        if (mt != cover && 2 * mt != cover && !(mt == 256 && s.m > 128)) continue;
+        for (int sp : {1, 2, 3, 4, 6, 8, 12, 16}) {
+          sm90::Config c;
+          c.version = 5;
+          c.mt = mt;
+          c.split = sp;
+          c = sm90::normalize(s, c);
+          if (c.split == sp) add(c);
+        }
+      }
+    }
     for (int amode : {0, 1})
       for (int bn : {128, 192, 224, 256})
         for (int sp : {1, 2, 3, 4, 6, 8}) {
-          if (v3only) break;
+          if (v3only || v5) break;
           if (!sweep && !small && sp > 1) continue;
           if (!sweep && small && amode == 1 && bn != 224 && bn != 128) continue;
           const sm90::Config c = sm90::normalize(s, sm90::Config{bn, sp, 0, 2, amode});
@@ -178,7 +196,7 @@ int main(int argc, char** argv) {
           if (bn <= 192) add(sm90::Config{bn, sp, 0, 2, amode, 2});
         }
     for (int mt : {128, 256}) {  // v3
-      if (mt == 256 && s.m <= 128) continue;
+      if (v5 || (mt == 256 && s.m <= 128)) continue;
       for (int sp : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16}) {
         const sm90::Config c = sm90::normalize(s, sm90::Config{128, sp, 0, 3, 0, 1, mt});
         if (c.split != sp || (!small && sp > 2)) continue;

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Writes kernels/sm90/sm90_wgmma.hpp: inline-PTX wrappers for
-wgmma.mma_async m64nNk16 .f32.f16.f16 with A from registers (RS form, v1 kernel) or from a
+wgmma.mma_async m64nNk16 .f32.f16.f16 with A from registers (RS form, v1 kernel) (v1/v3/v5 kernels) or from a
 shared-memory descriptor (SS form, v2 kernel) and B from a shared-memory descriptor, one per N. scale-d is the immediate 1 (D += A*B): a predicate set inside
 the asm would be a non-wgmma instruction defining a wgmma input, which makes ptxas serialize. Generated because each N has N/2 accumulator
 operands.  Usage: scripts/gen_sm90_wgmma.py > kernels/sm90/sm90_wgmma.hpp"""
 import sys
 
+# RS form: also the narrow N of the fused v5 path at small M (its wgmma N is the M tile).
+RS_NS = [16, 32, 64, 128, 192, 224, 256]
 NS = [128, 192, 224, 256]
 
 out = []
@@ -22,7 +24,7 @@ w("namespace nvfp4::sm90 {")
 w("")
 w("template <int N>")
 w("struct Wgmma;")
-for n in NS:
+for n in RS_NS:
     nd = n // 2
     w("")
     w("template <>")

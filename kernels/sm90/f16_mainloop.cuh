@@ -210,6 +210,52 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t
                "r"(r2), "r"(r3)
                : "memory");
 }
+// stmatrix with .trans: lane t's register j holds the pair (row t/4, cols 2*(t%4)+{0,1}) of matrix j
+// as for stmatrix_x4, and memory row q of matrix j (address from lane 8j+q) receives column q:
+// a transposed store (the fused path's C^T accumulators written as rows of C).
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                                  uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+// One contiguous global -> shared bulk copy (16-byte multiple), completion counted on `bar`.
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+// Per-thread asynchronous copies (L2 only for 16 bytes, L1-allocating for 4), and an mbarrier
+// arrive that fires once all of this thread's earlier cp.async have landed (.noinc: the barrier's
+// expected count includes this arrive).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ uint2 ld_shared_v2(uint32_t addr) {
+  uint2 v;
+  asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(v.x), "=r"(v.y) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint32_t ld_shared_u8(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+// Register "touch" for wgmma register operands (RS form): keeps the decode that defines them on
+// the near side of wgmma.fence (else ptxas serialises the wgmmas, C7513).
+template <int R>
+__device__ __forceinline__ void fence_regs(uint32_t (&f)[R][4]) {
+#pragma unroll
+  for (int s = 0; s < R; ++s)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(f[s][i])::"memory");
+}
 __device__ __forceinline__ uint32_t pack_half2(float a, float b) {
   const __half2 h = __floats2half2_rn(a, b);
   return *reinterpret_cast<const uint32_t*>(&h);
@@ -636,13 +682,13 @@ inline CUtensorMap make_tmap(const __half* ptr, int64_t rows, int64_t k, int64_t
   return map;
 }
 
-// C [L, M, N] fp16 row-major; box [1, 64, 64] (64 columns = 128 bytes), 128-byte swizzle.
+// C [L, M, N] fp16 row-major; box [1, box_rows, 64] (64 columns = 128 bytes), 128-byte swizzle.
 // Needs N % 8 == 0 (16-byte row pitch) and a 16-byte aligned base.
-inline CUtensorMap make_tmap_c(__half* ptr, int64_t m, int64_t n, int64_t l) {
+inline CUtensorMap make_tmap_c(__half* ptr, int64_t m, int64_t n, int64_t l, int box_rows = 64) {
   CUtensorMap map;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(m), static_cast<cuuint64_t>(l)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(n) * 2, static_cast<cuuint64_t>(m * n) * 2};
-  const cuuint32_t box[3] = {64u, 64u, 1u};
+  const cuuint32_t box[3] = {64u, static_cast<cuuint32_t>(box_rows), 1u};
   const cuuint32_t estr[3] = {1u, 1u, 1u};
   const CUresult r = encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, ptr, dims, strides, box, estr,
                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,

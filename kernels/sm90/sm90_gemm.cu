@@ -10,11 +10,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "src/core/error.hpp"
 #include "src/device/cuda_check.hpp"
 #include "src/device/device_info.hpp"
+#include "kernels/sm90/sm90_fused.cuh"
 #include "kernels/sm90/sm90_kernel.cuh"
 #include "kernels/sm90/sm90_rs.cuh"
 #include "kernels/sm90/sm90_ws.cuh"
@@ -203,6 +206,7 @@ Config normalize(const Shape& s, Config c) {
   const int64_t max_split = c.version == 2   ? kMaxSplitV2
                             : c.version == 3 ? kMaxSplitV3
                             : c.version == 4 ? kMaxSplitV4
+                            : c.version == 5 ? kMaxSplitV5
                                              : 65535;
   c.split = static_cast<int>(std::clamp<int64_t>(c.split, 1, std::min<int64_t>(nk, max_split)));
   c.split = static_cast<int>(ceil_div(nk, granules_per_split(nk, c)));
@@ -306,7 +310,70 @@ double estimate_v3_us(const Shape& s, const Config& c, int resident) {
   return double(rounds) * (double(granules_per_split(nk, c)) * granule_us + unit_us) + 6.0;
 }
 
+// v5 workspace: [a16 prepass tiles][split-K partials][tile counters], 256-byte aligned parts.
+// The prepass writes whole 128-row tiles (rows past M zero); an M tile below 128 rows is a
+// row slice of one of them.
+struct V5Layout {
+  int tiles128 = 0, tiles_m = 0, tiles_n = 0, tiles = 0;
+  size_t a16 = 0, partial = 0, counters = 0, total = 0;
+};
+V5Layout v5_layout(const Shape& s, const Config& c) {
+  V5Layout w;
+  w.tiles_m = static_cast<int>(ceil_div(s.m, c.mt));
+  w.tiles128 = c.mt >= 128 ? w.tiles_m * (c.mt / 128) : static_cast<int>(ceil_div(s.m, 128));
+  w.tiles_n = static_cast<int>(ceil_div(s.n, v5::kRowsN));
+  w.tiles = static_cast<int>(s.l * w.tiles_m * w.tiles_n);
+  w.a16 = size_t(s.l) * size_t(w.tiles128) * size_t(s.k / kGranuleK) * v5::kATile;
+  w.partial = c.split > 1 ? size_t(w.tiles) * size_t(c.split) * size_t(v5::kRowsN) * size_t(c.mt) * 4 : 0;
+  w.counters = c.split > 1 ? size_t(w.tiles) * 4 : 0;
+  w.total = round_up(w.a16, 256) + round_up(w.partial, 256) + round_up(w.counters, 256);
+  return w;
+}
+
+// v5 cost model (first estimate from the design's arithmetic, not yet fitted): per 64-wide K
+// block of a 128 x mt tile a CTA spends the larger of its tensor time (4 * mt clocks: two
+// m64nMTk16 x 4 at ~4096 FLOP/clock/SM) and the decode's issue time (~300 clocks: two consumer
+// warps per SM sub-partition, ~100 instructions each), plus ~60 clocks of barrier hand-off; each
+// unit ~1.5 us of fill and epilogue, split-K ~1 us plus 0.25 us per split; ~4 us per call. The
+// raw B and its scales from DRAM at ~3.5 TB/s bound it from below.
+double estimate_v5_us(const Shape& s, const Config& c, int sms) {
+  const int64_t nk = s.k / kGranuleK;
+  const int64_t units = int64_t(v5_layout(s, c).tiles) * c.split;
+  const int64_t rounds = ceil_div(units, std::max(1, sms));
+  const double block_clk = std::max(4.0 * c.mt, 300.0) + 60.0;
+  const double unit_us = 1.5 + (c.split > 1 ? 1.0 + 0.25 * c.split : 0.0);
+  const double t = double(rounds) * (double(ceil_div(nk, c.split)) * block_clk / 1755.0 + unit_us) + 4.0;
+  const double bytes = double(s.l) * double(s.n) * double(s.k) * (0.5 + 1.0 / 16.0);
+  return std::max(t, bytes / 3.5e6 + 4.0);
+}
+
 }  // namespace
+
+// v5's choice: every M tile and split 1..32 (partials under 1 GiB), cheapest by
+// estimate_v5_us(); ties go to the smaller split and the larger tile.
+Config choose_fused_v5_config(const Shape& s, int sms) {
+  Config best;
+  double best_t = std::numeric_limits<double>::infinity();
+  const int64_t nk = s.k / kGranuleK;
+  for (int mt : {256, 128, 64, 32, 16}) {
+    if (mt > 16 && mt / 2 >= s.m) continue;  // a tile of twice M or more only adds padded rows
+    for (int split = 1; split <= kMaxSplitV5 && split <= nk; ++split) {
+      Config c;
+      c.version = 5;
+      c.mt = mt;
+      c.split = split;
+      c = normalize(s, c);
+      if (c.split != split) continue;
+      if (v5_layout(s, c).partial > (size_t(1) << 30)) break;
+      const double t = estimate_v5_us(s, c, sms);
+      if (t < best_t * 0.999) {
+        best_t = t;
+        best = c;
+      }
+    }
+  }
+  return best;
+}
 
 // The fused path's choice: v3 with the 128-row M tile and the split (1..16) of least
 // estimate_v3_us(); ties go to the smaller split. The 256-row tile needs more registers than a
@@ -342,12 +409,14 @@ Config choose_fused_config(const Shape& s, int sms) {
 Config choose_config(const Shape& s, int sms, Path path) {
   if (path == Path::TwoPhase || (path == Path::Auto && s.m >= kTwoPhaseMinM))
     return choose_two_phase_config(s, sms);
+  if (path == Path::FusedV5) return choose_fused_v5_config(s, sms);
   return choose_fused_config(s, sms);
 }
 
 size_t workspace_bytes(const Shape& s, const Config& c0) {
   const Config c = normalize(s, c0);
   if (c.version == 4) return two_phase_workspace_bytes(s, c);
+  if (c.version == 5) return v5_layout(s, c).total;
   if (c.version == 3) return v3_layout(s, c).total;
   if (c.version == 2) {
     if (c.amode != 0) return 0;
@@ -360,6 +429,7 @@ size_t workspace_bytes(const Shape& s, const Config& c0) {
 std::string describe(const Config& c) {
   if (c.version == 4)
     return fmt::format("two-phase {}x{} split {} group {}", c.f16_bm, c.f16_bn, c.split, c.f16_group);
+  if (c.version == 5) return fmt::format("v5 {}x128 split {}", c.mt, c.split);
   if (c.version == 3)
     return fmt::format("v3 {}x128 split {}{}{}", c.mt, c.split,
                        c.mt == 128 && c.bufs == 2 && c.diag == 0 ? " b2" : "",
@@ -458,6 +528,74 @@ void launch_v3(const Shape& s, const Operands& ops, const Config& c, void* works
   }
 }
 
+void launch_v5(const Shape& s, const Operands& ops, const Config& c, void* workspace,
+               cudaStream_t stream) {
+  if (c.mt != 16 && c.mt != 32 && c.mt != 64 && c.mt != 128 && c.mt != 256)
+    throw usage_error(fmt::format("sm90: v5 M tile {} not built (16/32/64/128/256)", c.mt));
+  const V5Layout w = v5_layout(s, c);
+  uint8_t* ws = static_cast<uint8_t*>(workspace);
+  v5::Params p{};
+  p.b = ops.b;
+  p.sfb = ops.sfb;
+  p.a16 = ws;
+  p.c = reinterpret_cast<__half*>(ops.c);
+  p.partial = c.split > 1 ? reinterpret_cast<float*>(ws + round_up(w.a16, 256)) : nullptr;
+  p.counters = c.split > 1
+                   ? reinterpret_cast<int*>(ws + round_up(w.a16, 256) + round_up(w.partial, 256))
+                   : nullptr;
+  p.m = static_cast<int>(s.m);
+  p.n = static_cast<int>(s.n);
+  p.l = static_cast<int>(s.l);
+  p.nk = static_cast<int>(s.k / kGranuleK);
+  if (s.k / 2 > std::numeric_limits<int32_t>::max()) throw usage_error("sm90: K too large for v5");
+  p.kbytes = static_cast<int>(s.k / 2);
+  p.kblocks = static_cast<int>(s.k / 16);
+  p.tiles128 = w.tiles128;
+  p.tiles_m = w.tiles_m;
+  p.tiles_n = w.tiles_n;
+  p.split = c.split;
+  const int64_t units = int64_t(w.tiles) * c.split;
+  if (units > std::numeric_limits<int32_t>::max() / 2)
+    throw usage_error("sm90: too many v5 work units for this shape");
+  p.units = static_cast<int>(units);
+  p.tma_store = s.n % 8 == 0 ? 1 : 0;  // C is 16-byte aligned (launch() checks)
+  CUtensorMap tmc;
+  std::memset(&tmc, 0, sizeof tmc);
+  if (p.tma_store) {
+    try {
+      tmc = f16_detail::make_tmap_c(p.c, s.m, s.n, s.l, c.mt < 64 ? c.mt : 64);
+    } catch (const std::runtime_error& e) {
+      throw runtime_error(std::string("sm90 v5: ") + e.what());
+    }
+  }
+
+  // The prepass decodes A into w.tiles128 tiles per batch (per-granule K order, decode_frag's)
+  // and zeroes the split-K counters; it triggers the main kernel (PDL) at its start.
+  v2::Params pp{};
+  pp.a = ops.a;
+  pp.sfa = ops.sfa;
+  pp.a16 = ws;
+  pp.m = s.m;
+  pp.k = s.k;
+  pp.l = s.l;
+  pp.nk = p.nk;
+  pp.tiles_m = w.tiles128;
+  pp.counters = p.counters;
+  pp.ncounters = p.counters != nullptr ? w.tiles : 0;
+  pp.sg = 1;
+  const int64_t blocks = s.l * int64_t(w.tiles128) * p.nk;
+  v2::decode_a_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(pp);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  const int grid = static_cast<int>(std::min<int64_t>(units, current_sm_count()));
+  switch (c.mt) {
+    case 16: v5::launch_fused<16>(p, tmc, grid, stream); break;
+    case 32: v5::launch_fused<32>(p, tmc, grid, stream); break;
+    case 64: v5::launch_fused<64>(p, tmc, grid, stream); break;
+    case 128: v5::launch_fused<128>(p, tmc, grid, stream); break;
+    default: v5::launch_fused<256>(p, tmc, grid, stream); break;
+  }
+}
+
 void launch_v2(const Shape& s, const Operands& ops, const Config& c, void* workspace,
                cudaStream_t stream) {
   v2::Params p{};
@@ -529,6 +667,12 @@ void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspa
     launch_two_phase(s, ops, c, workspace, stream);
     return;
   }
+  if (c.version == 5) {
+    if (workspace == nullptr || misaligned(workspace, 256))
+      throw runtime_error("sm90: v5 needs a 256-byte aligned workspace (A prepass)");
+    launch_v5(s, ops, c, workspace, stream);
+    return;
+  }
   if (c.version == 3) {
     if (workspace == nullptr || misaligned(workspace, 16))
       throw runtime_error("sm90: v3 needs a 16-byte aligned workspace (A prepass)");
@@ -592,7 +736,10 @@ class Sm90Gemm final : public Gemm {
  public:
   explicit Sm90Gemm(Path path) : path_(path) {}
   std::string name() const override {
-    return path_ == Path::Fused ? "sm90-fused" : path_ == Path::TwoPhase ? "sm90-2phase" : "sm90";
+    return path_ == Path::Fused      ? "sm90-fused"
+           : path_ == Path::TwoPhase ? "sm90-2phase"
+           : path_ == Path::FusedV5  ? "sm90-fused-v5"
+                                     : "sm90";
   }
   std::string description() const override {
     const std::string fused =
@@ -604,6 +751,10 @@ class Sm90Gemm final : public Gemm {
         "mainloop (TMA ring, producer warp, two consumer warpgroups, wgmma), split-K reduced in "
         "the kernel";
     if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")";
+    if (path_ == Path::FusedV5)
+      return "Hopper sm_90a, the v5 fused path (development): a producer warp brings fp16 A, raw B "
+             "and its scales into one ring stage, consumer warpgroups decode B from shared memory "
+             "into wgmma register fragments for K block k+1 while wgmma k runs";
     if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")";
     return "Hopper sm_90a, per shape one of two paths (two-phase from M = 1024, else fused) - " + fused + "; " + two +
            "; FP32 accumulation";
@@ -641,6 +792,9 @@ namespace nvfp4 {
 std::unique_ptr<Gemm> make_sm90_gemm() { return std::make_unique<sm90::Sm90Gemm>(sm90::Path::Auto); }
 std::unique_ptr<Gemm> make_sm90_fused_gemm() {
   return std::make_unique<sm90::Sm90Gemm>(sm90::Path::Fused);
+}
+std::unique_ptr<Gemm> make_sm90_fused_v5_gemm() {
+  return std::make_unique<sm90::Sm90Gemm>(sm90::Path::FusedV5);
 }
 std::unique_ptr<Gemm> make_sm90_two_phase_gemm() {
   return std::make_unique<sm90::Sm90Gemm>(sm90::Path::TwoPhase);

@@ -22,6 +22,11 @@ namespace nvfp4::sm90 {
 //     persistent CTAs, split-K reduced by the last split of each tile (any split).
 //   version 1 (sm90_kernel.cuh): every warp loads, decodes and issues wgmma; split-K partials in
 //     the workspace summed by a second kernel. Kept for comparison (bench, tests).
+//   version 5 (sm90_fused.cuh): the fused path rebuilt on the warp-specialised structure of the
+//     fp16 mainloop: a producer warp brings the prepass's fp16 A slab, raw B and B's scales into
+//     one ring stage, two consumer warpgroups decode B from shared memory into wgmma register
+//     fragments for K block k+1 while wgmma k runs; tile mt (M: 16, 32, 64, 128 or 256) x 128
+//     (N), persistent CTAs, split-K reduced by the last split of each tile, TMA-store epilogue.
 //   version 4 (two-phase, sm90_two_phase.cu): A and B decoded once to fp16 into the workspace
 //     (src/problem/dequant), then the persistent warp-specialised fp16 mainloop
 //     (f16_mainloop.cuh: TMA ring, producer warp, two consumer warpgroups, SS wgmma) with tile
@@ -33,7 +38,7 @@ struct Config {
   int version = 2;  // 1, 2 or 3
   int amode = 0;    // v2 only: 0 = A prepass (workspace), 1 = A decoded per tile
   int producers = 1;  // v2 only: producer warpgroups (2: 512 threads, widths 128/192 only)
-  int mt = 128;       // v3 only: M tile (wgmma N), 128 or 256; the N tile is 128
+  int mt = 128;       // v3: M tile (wgmma N), 128 or 256; v5: 16, 32, 64, 128 or 256; N tile 128
   int bufs = 3;       // v3, 128 tile, K % 256 == 0: raw-B super-granule register buffers (2, 3)
   int f16_bm = 256;   // v4 only: the fp16 mainloop's tile (256x128, 128x256 or 128x128)
   int f16_bn = 128;
@@ -42,11 +47,13 @@ struct Config {
 
 // Which path the registered kernel may take: `sm90` chooses per shape, `sm90-fused` and
 // `sm90-2phase` force one (for side-by-side comparisons).
-enum class Path { Auto, Fused, TwoPhase };
+// `sm90-fused-v5` forces the v5 fused path (development comparison beside `sm90-fused`).
+enum class Path { Auto, Fused, TwoPhase, FusedV5 };
 
 constexpr int kMaxSplitV2 = 8;  // portable cluster size
 constexpr int kMaxSplitV3 = 64;
 constexpr int kMaxSplitV4 = 16;
+constexpr int kMaxSplitV5 = 32;
 
 constexpr int kGranuleK = 64;  // K per pipeline stage: 4 wgmma k-steps, 4 scale blocks
 
@@ -62,6 +69,8 @@ Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto);
 // The fused path's (v3) best split, and the two-phase path's best tile and split.
 Config choose_fused_config(const Shape& s, int sm_count);
 Config choose_two_phase_config(const Shape& s, int sm_count);
+// v5: the M tile and split of least estimated time (cost model in sm90_gemm.cu).
+Config choose_fused_v5_config(const Shape& s, int sm_count);
 // v4: workspace (fp16 A and B, the mainloop's split-K partials) and launch (sm90_two_phase.cu).
 size_t two_phase_workspace_bytes(const Shape& s, const Config& c);
 void launch_two_phase(const Shape& s, const Operands& ops, const Config& c, void* workspace,

@@ -262,6 +262,61 @@ TEST(Sm90Gemm, TwoPhaseEveryTileAndSplit) {
         }
 }
 
+// The fused path v5: every M tile, with and without split-K, on ragged shapes (N % 8 != 0 takes
+// the masked-store epilogue, N % 8 == 0 the TMA-store one), L > 1 and K = 64 (one K block).
+static sm90::Config fused_v5(int mt, int split) {
+  sm90::Config c;
+  c.version = 5;
+  c.mt = mt;
+  c.split = split;
+  return c;
+}
+
+TEST(Sm90Gemm, FusedV5EveryTileAndSplit) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{200, 300, 512, 1}, {1, 8, 64, 1},     {130, 260, 192, 3},
+                          {257, 129, 64, 1},  {300, 520, 1024, 2}, {16, 576, 448, 2},
+                          {40, 1000, 320, 1}};
+  uint64_t seed = 700;
+  for (const Shape& s : shapes)
+    for (int mt : {16, 32, 64, 128, 256})
+      for (int split : {1, 3})
+        for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+          const sm90::Config c = fused_v5(mt, split);
+          const Check r = run_and_check(s, d, ++seed, c);
+          EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
+                              << "/" << r.checked << " bad, first " << r.first;
+        }
+}
+
+// v5's persistent CTAs walking many units each (the ring and its phases run on across unit
+// boundaries, split-K partials of one tile come from different CTAs), and the GPU MODE shapes
+// with v5's own choice of tile and split, several seeds.
+TEST(Sm90Gemm, FusedV5ManyUnitsAndGpuModeShapes) {
+  NVFP4_REQUIRE_SM90();
+  uint64_t seed = 800;
+  for (const sm90::Config c : {fused_v5(64, 5), fused_v5(128, 3), fused_v5(256, 2), fused_v5(32, 7)})
+    for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+      const Shape s{1000, 1000, 512, 2};
+      const Check r = run_and_check(s, d, ++seed, c);
+      EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
+                          << r.checked << " bad, first " << r.first;
+    }
+  const Shape shapes[] = {{128, 256, 256, 1},   {128, 1536, 7168, 1}, {128, 3072, 1536, 1},
+                          {256, 7168, 256, 1},  {256, 7168, 2048, 1}, {384, 7168, 2304, 1},
+                          {512, 512, 7168, 1},  {512, 4096, 512, 1},  {512, 1536, 7168, 1},
+                          {128, 7168, 16384, 1}, {128, 4096, 7168, 1}, {128, 7168, 2048, 1},
+                          {16, 576, 7168, 1},   {16, 36864, 7168, 1}};
+  for (const Shape& s : shapes)
+    for (Dist d : {Dist::GpuMode, Dist::Normal})
+      for (int rep = 0; rep < 2; ++rep) {
+        const sm90::Config c = sm90::choose_config(s, sm90::current_sm_count(), sm90::Path::FusedV5);
+        const Check r = run_and_check(s, d, ++seed, c, 3000);
+        EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
+                            << "/" << r.checked << " bad, first " << r.first;
+      }
+}
+
 // Whatever path the registered kernel picks, and each forced path, on the GPU MODE shapes and
 // large-M shapes where the two-phase path is chosen.
 TEST(Sm90Gemm, EveryPathOnLargeAndGpuModeShapes) {
@@ -270,7 +325,7 @@ TEST(Sm90Gemm, EveryPathOnLargeAndGpuModeShapes) {
                           {384, 7168, 2304, 1},  {128, 7168, 2048, 1}};
   uint64_t seed = 500;
   for (const Shape& s : shapes)
-    for (sm90::Path p : {sm90::Path::Auto, sm90::Path::Fused, sm90::Path::TwoPhase})
+    for (sm90::Path p : {sm90::Path::Auto, sm90::Path::Fused, sm90::Path::TwoPhase, sm90::Path::FusedV5})
       for (Dist d : {Dist::GpuMode, Dist::Normal}) {
         const sm90::Config c = sm90::choose_config(s, sm90::current_sm_count(), p);
         const Check r = run_and_check(s, d, ++seed, c, 3000);
@@ -292,7 +347,8 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   for (const sm90::Config c :
        {sm90::Config{128, 8, 0, 1, 0}, sm90::Config{128, 8, 0, 2, 0}, sm90::Config{256, 5, 0, 2, 1},
         sm90::Config{128, 8, 0, 3, 0, 1, 128}, sm90::Config{128, 13, 0, 3, 0, 1, 256},
-        two_phase(128, 128, 4), two_phase(256, 128, 7)}) {
+        two_phase(128, 128, 4), two_phase(256, 128, 7), fused_v5(128, 8), fused_v5(16, 13),
+        fused_v5(256, 5)}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
     for (auto* out : {&first, &again}) {

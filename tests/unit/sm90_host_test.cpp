@@ -191,7 +191,8 @@ TEST(Sm90Gemm, PathChoiceIsNearTheMeasuredFasterPath) {
 // The registered kernel takes either path; the forced ones exist for side-by-side runs and are
 // never picked by --kernel auto; the mainloop alone is a peer with the tool's numerics.
 TEST(Sm90Gemm, PathsAndMainloopAreRegistered) {
-  const std::pair<const char*, int> kernels[] = {{"sm90", 10}, {"sm90-fused", 0}, {"sm90-2phase", 0}};
+  const std::pair<const char*, int> kernels[] = {{"sm90", 10}, {"sm90-fused", 0}, {"sm90-2phase", 0},
+                                                     {"sm90-fused-v5", 0}};
   for (const auto& [name, rank] : kernels) {
     const auto g = make_gemm(name, Role::Kernel);
     ASSERT_TRUE(g) << name;
