@@ -17,14 +17,17 @@
 #               with peers, the large shapes with every peer, sanitizers of the two-phase path),
 #               then memcheck/racecheck of the fused path and sm90_bench --v3 on the six
 #               held-out GPU MODE test shapes
+#   kernelpy    scripts/device/kernel-py-results.sh (--kernel-py on the GPU backend: its own build
+#               against the python3 on PATH, which must have torch; the seed submission's diff
+#               from $NVFP4_SEED_SUBMISSION_DIFF)
 #
 # Steps after `build` use its build/ (same machine). With the device tool (at most 10 minutes a
 # call, at most 8 files back) run it in three calls on one warm machine:
-#   `build foundation measure sanitize`, then `tool`, then `sm90`.
+#   `build foundation measure sanitize`, then `tool`, then `sm90`, then `kernelpy`.
 # Each call leaves one archive, $OUT/reproduce-h200-<steps>.tgz, and prints a summary.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
-steps=("$@"); ((${#steps[@]})) || steps=(build foundation measure sanitize tool sm90)
+steps=("$@"); ((${#steps[@]})) || steps=(build foundation measure sanitize tool sm90 kernelpy)
 CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 log() { echo "== $*"; }
 need_build() { [[ -x build/nvfp4bench && -x build/tests/gpu/sm90_test ]] || { echo "no build/ with tests: run step build first"; return 2; }; }
@@ -111,10 +114,15 @@ step_sm90() {
   grep -E "^shape|auto|old" "$d/bench-heldout.txt"
 }
 
+step_kernelpy() {
+  local d="$OUT/kernelpy"; mkdir -p "$d"
+  OUT="$d" bash scripts/device/kernel-py-results.sh
+}
+
 for s in "${steps[@]}"; do
   case $s in
-    build|foundation|measure|sanitize|tool|sm90) log "step $s"; t0=$SECONDS; "step_$s"; echo "step $s: rc=$? ($((SECONDS-t0)) s)" ;;
-    *) echo "unknown step '$s' (build foundation measure sanitize tool sm90)"; exit 2 ;;
+    build|foundation|measure|sanitize|tool|sm90|kernelpy) log "step $s"; t0=$SECONDS; "step_$s"; echo "step $s: rc=$? ($((SECONDS-t0)) s)" ;;
+    *) echo "unknown step '$s' (build foundation measure sanitize tool sm90 kernelpy)"; exit 2 ;;
   esac
 done
 # The device tool returns at most 8 files: everything in one archive.
