@@ -1,15 +1,14 @@
 // Timing harness for the sm90 kernel (development tool, not the official benchmark): for each
-// shape, the heuristic's choice (v3, the registered kernel), the previous v1/v2 choice ("old"),
-// a sweep of v2 tile widths / splits / A modes and of v3 M tiles / splits side by side, plus
-// cuBLASLt FP16 (TN, FP32 accumulation) on same-sized fp16 operands as the yardstick, and
-// dequantize-then-cuBLAS end to end (both operands dequantized to fp16 by src/problem/dequant,
-// then the same cuBLASLt call).
+// shape, the registered choice (`sm90`), each path forced with its own heuristic (fused v5,
+// two-phase v4), and with --sweep the fused path's M tiles x splits (the grid its cost model was
+// fitted to) side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on same-sized fp16
+// operands as the yardstick, and dequantize-then-cuBLASLt end to end (both operands dequantized
+// to fp16 by src/problem/dequant, then the same cuBLASLt call).
 // Each sample: L2 flushed by writing a 256 MiB buffer, then one call between CUDA events;
 // reports the median (and min) of --samples samples after 3 warm-up calls.
 // With GPU MODE data every partial sum is exact in FP32, so every variant must give the same
-// bits as the heuristic's choice: the harness checks that too.
-// --v5: the registered choice, v5's own choice and v5's M tiles x splits (no v2/v3 sweep).
-//   usage: sm90_bench [--samples N] [--sweep] [--diag] [--v3] [--v5] [MxNxK ...]
+// bits as the registered choice: the harness checks that too.
+//   usage: sm90_bench [--samples N] [--sweep] [MxNxK ...]
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 
@@ -132,15 +131,12 @@ bool parse_shape(const char* s, Shape& out) {
 
 int main(int argc, char** argv) {
   Timer tm;
-  bool sweep = false, diag = false, v3only = false, v5 = false;
+  bool sweep = false;
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     Shape s;
     if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) tm.samples = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
-    else if (!std::strcmp(argv[i], "--diag")) diag = true;
-    else if (!std::strcmp(argv[i], "--v3")) v3only = true;  // no v2 sweep: auto, old, v3
-    else if (!std::strcmp(argv[i], "--v5")) v5 = true;
     else if (parse_shape(argv[i], s)) shapes.push_back(s);
     else { std::fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
   }
@@ -149,81 +145,46 @@ int main(int argc, char** argv) {
               {1024, 7168, 16384, 1}, {4096, 4096, 4096, 1}, {8192, 8192, 8192, 1}};
   cudaDeviceProp prop{};
   NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device %s, %d SMs, samples %d (median, L2 flushed)\n", prop.name,
-              prop.multiProcessorCount, tm.samples);
+  const int sms = prop.multiProcessorCount;
+  std::printf("device %s, %d SMs, samples %d (median, L2 flushed)\n", prop.name, sms, tm.samples);
   Stream stream;
   for (const Shape& s : shapes) {
     DeviceTensors dt;
     dt.allocate(s);
     generate_device(Problem{s, Dist::GpuMode, 1}, dt, stream.get());
-    const sm90::Config best = sm90::choose_config(s, prop.multiProcessorCount);
-    std::vector<sm90::Config> variants{best, sm90::choose_config_v2(s, prop.multiProcessorCount)};
-    auto add = [&](sm90::Config c) {
-      c = sm90::normalize(s, c);
-      for (const auto& v : variants)
-        if (v.version == c.version && v.bn == c.bn && v.split == c.split && v.amode == c.amode &&
-            v.diag == c.diag && v.producers == c.producers && v.mt == c.mt && v.bufs == c.bufs)
-          return;
-      if (sm90::workspace_bytes(s, c) > (size_t(2) << 30)) return;
-      variants.push_back(c);
+    // [0] the registered choice, [1] the fused path forced, [2] the two-phase path forced
+    std::vector<std::pair<std::string, sm90::Config>> variants{
+        {"auto", sm90::choose_config(s, sms)},
+        {"fused", sm90::choose_config(s, sms, sm90::Path::Fused)},
+        {"2phase", sm90::choose_config(s, sms, sm90::Path::TwoPhase)}};
+    auto same = [](const sm90::Config& a, const sm90::Config& b) {
+      return a.version == b.version && a.split == b.split &&
+             (a.version == 4 ? a.f16_bm == b.f16_bm && a.f16_bn == b.f16_bn && a.f16_group == b.f16_group
+                             : a.mt == b.mt);
     };
-    const bool small = s.m <= 512;
-    if (v5) {
-      variants = {best, sm90::choose_config(s, prop.multiProcessorCount, sm90::Path::FusedV5)};
-      int cover = 16;  // the smallest M tile that holds M, its half, and 256 above M = 128
+    if (sweep) {  // the fused path's candidates (sm90_gemm.cu, choose_fused_config)
+      int cover = 16;
       while (cover < 256 && cover < s.m) cover *= 2;
       for (int mt : {16, 32, 64, 128, 256}) {
         if (mt != cover && 2 * mt != cover && !(mt == 256 && s.m > 128)) continue;
-        for (int sp : {1, 2, 3, 4, 6, 8, 12, 16}) {
+        for (int sp : {1, 2, 3, 4, 5, 6, 8, 12, 16}) {
           sm90::Config c;
           c.version = 5;
           c.mt = mt;
           c.split = sp;
           c = sm90::normalize(s, c);
-          if (c.split == sp) add(c);
+          bool dup = c.split != sp || sm90::workspace_bytes(s, c) > (size_t(2) << 30);
+          for (const auto& v : variants) dup = dup || same(v.second, c);
+          if (!dup) variants.emplace_back("", c);
         }
       }
-    }
-    for (int amode : {0, 1})
-      for (int bn : {128, 192, 224, 256})
-        for (int sp : {1, 2, 3, 4, 6, 8}) {
-          if (v3only || v5) break;
-          if (!sweep && !small && sp > 1) continue;
-          if (!sweep && small && amode == 1 && bn != 224 && bn != 128) continue;
-          const sm90::Config c = sm90::normalize(s, sm90::Config{bn, sp, 0, 2, amode});
-          if (c.split != sp) continue;
-          add(c);
-          if (bn <= 192) add(sm90::Config{bn, sp, 0, 2, amode, 2});
-        }
-    for (int mt : {128, 256}) {  // v3
-      if (v5 || (mt == 256 && s.m <= 128)) continue;
-      for (int sp : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16}) {
-        const sm90::Config c = sm90::normalize(s, sm90::Config{128, sp, 0, 3, 0, 1, mt});
-        if (c.split != sp || (!small && sp > 2)) continue;
-        add(c);
-      }
-    }
-    {  // v3 with two raw-B buffers instead of three, at the registered split
-      sm90::Config b2 = best;
-      b2.bufs = 2;
-      if (b2.version == 3 && b2.mt == 128) add(b2);
-    }
-    if (diag) {  // diagnostics (wrong results by design, excluded from the bit check)
-      const sm90::Config d3 = sm90::normalize(s, sm90::Config{128, small ? 2 : 1, 0, 3, 0, 1, 128});
-      for (int dg : {1, 2, 3, 7}) variants.push_back(sm90::Config{128, d3.split, dg, 3, 0, 1, 128});
-      if (s.m > 128) variants.push_back(sm90::Config{128, d3.split, 7, 3, 0, 1, 256});
-      const sm90::Config d0 = sm90::normalize(s, sm90::Config{256, 1, 0, 1, 0});
-      variants.push_back(sm90::Config{256, d0.split, 1, 1, 0});
-      variants.push_back(sm90::Config{256, d0.split, 2, 1, 0});
-      const sm90::Config d2 = sm90::normalize(s, sm90::Config{256, small ? 4 : 1, 0, 2, 0});
-      for (int dg : {1, 2, 4}) variants.push_back(sm90::Config{256, d2.split, dg, 2, 0});
     }
     const auto [cub, e2e] = cublas_fp16_us(s, dt, tm, stream.get());
     std::printf("shape %lldx%lldx%lld  cuBLASLt fp16: %.1f us (%.0f TFLOP/s)  dequant+cuBLASLt: %.1f us\n",
                 (long long)s.m, (long long)s.n, (long long)s.k, cub, s.flops() / cub * 1e-6, e2e);
     std::vector<uint16_t> ref(size_t(s.m * s.n)), got(ref.size());
     for (size_t v = 0; v < variants.size(); ++v) {
-      const sm90::Config c = variants[v];
+      const sm90::Config c = variants[v].second;
       DeviceBuffer ws(sm90::workspace_bytes(s, c));
       const Operands ops = dt.view();
       poison_device(dt.c.get<uint16_t>(), s.m * s.n, stream.get());
@@ -233,10 +194,9 @@ int main(int argc, char** argv) {
       NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), dt.c.get(), got.size() * 2, cudaMemcpyDeviceToHost));
       if (v == 0) ref = got;
       int64_t diff = 0;
-      if (c.diag == 0)
-        for (size_t i = 0; i < got.size(); ++i) diff += got[i] != ref[i] || got[i] == kPoisonFp16;
-      std::printf("  %-4s %-24s %8.1f us  min %8.1f  %6.0f TFLOP/s  x%.2f vs cuBLAS  x%.2f vs deq+cuBLAS%s\n",
-                  v == 0 ? "auto" : v == 1 ? "old" : "", sm90::describe(c).c_str(), t.first, t.second,
+      for (size_t i = 0; i < got.size(); ++i) diff += got[i] != ref[i] || got[i] == kPoisonFp16;
+      std::printf("  %-6s %-28s %8.1f us  min %8.1f  %6.0f TFLOP/s  x%.2f vs cuBLAS  x%.2f vs deq+cuBLAS%s\n",
+                  variants[v].first.c_str(), sm90::describe(c).c_str(), t.first, t.second,
                   s.flops() / t.first * 1e-6, cub / t.first, e2e / t.first,
                   diff ? (" MISMATCH " + std::to_string(diff)).c_str() : "");
     }

@@ -6,9 +6,7 @@ the asm would be a non-wgmma instruction defining a wgmma input, which makes ptx
 operands.  Usage: scripts/gen_sm90_wgmma.py > kernels/sm90/sm90_wgmma.hpp"""
 import sys
 
-# RS form: also the narrow N of the fused v5 path at small M (its wgmma N is the M tile).
-RS_NS = [16, 32, 64, 128, 192, 224, 256]
-NS = [128, 192, 224, 256]
+RS_NS = [16, 32, 64, 128, 256]  # the fused path's M tiles
 
 out = []
 w = out.append
@@ -47,34 +45,6 @@ for n in RS_NS:
     w("        : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc_b));")
     w("#else")
     w("    (void)d; (void)a; (void)desc_b;")
-    w("#endif")
-    w("  }")
-    w("};")
-# SS form (v2 kernel): A and B both from shared-memory descriptors, both K-major.
-w("")
-w("// SS form: A and B from shared-memory descriptors (imm-trans-a = imm-trans-b = 0, K-major).")
-w("template <int N>")
-w("struct WgmmaSS;")
-for n in NS:
-    nd = n // 2
-    w("")
-    w("template <>")
-    w(f"struct WgmmaSS<{n}> {{")
-    w(f"  __device__ __forceinline__ static void mma(float (&d)[{nd}], uint64_t desc_a, uint64_t desc_b) {{")
-    w("#if defined(__CUDA_ARCH__)")
-    w("    asm volatile(")
-    w(f"        \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 \"")
-    chunks = [", ".join(f"%{i}" for i in range(s, min(s + 16, nd))) for s in range(0, nd, 16)]
-    w("        \"{\"")
-    for ci, c in enumerate(chunks):
-        sep = ", " if ci + 1 < len(chunks) else ""
-        w(f"        \"{c}{sep}\"")
-    w(f"        \"}}, %{nd}, %{nd+1}, 1, 1, 1, 0, 0;\\n\"")
-    outs = ", ".join(f"\"+f\"(d[{i}])" for i in range(nd))
-    w(f"        : {outs}")
-    w("        : \"l\"(desc_a), \"l\"(desc_b));")
-    w("#else")
-    w("    (void)d; (void)desc_a; (void)desc_b;")
     w("#endif")
     w("  }")
     w("};")

@@ -68,7 +68,7 @@ __device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) { return __byte_perm(h
 // r+8, sc01 their two scale bytes in its low half (row r in the low byte; the high half is
 // ignored). f[s] are the four registers of k-step s: {(r, j=2c..2c+1), (r+8, ..), (r, j=2c+8..),
 // (r+8, j=2c+8..)}, i.e. e2m1x2_raw<s> of the low word (j < 8) and of the high word (j >= 8),
-// which is the K order of sm90_kernel.cuh.
+// which is the K order of decode_row (the A prepass) too.
 __device__ __forceinline__ void decode_frag(uint2 w0, uint2 w1, uint32_t sc01,
                                             uint32_t (&f)[4][4]) {
   const uint32_t m = scale2_boosted(sc01);
@@ -89,6 +89,31 @@ __device__ __forceinline__ void decode_frag(uint2 w0, uint2 w1, uint32_t sc01,
   f[3][1] = hmul2_bits(e2m1x2_raw<3>(w1.x), m1);
   f[3][2] = hmul2_bits(e2m1x2_raw<3>(w0.y), m0);
   f[3][3] = hmul2_bits(e2m1x2_raw<3>(w1.y), m1);
+}
+
+// One row's 64-K granule: raw bytes lo (K 0-31) / hi (K 32-63), four scale bytes, decoded into
+// the eight 16-byte chunks of its K-major fp16 row; chunk q = 2s + u holds logical columns
+// 8u..8u+7 of k-step s (word c of the chunk = block c), decode_frag's K order. store(q, chunk)
+// places it (the caller swizzles).
+template <class Store>
+__device__ __forceinline__ void decode_row(uint4 lo, uint4 hi, uint32_t sc4, Store&& store) {
+  const uint32_t m01 = scale2_boosted(sc4 & 0xFFFFu), m23 = scale2_boosted(sc4 >> 16);
+  const uint32_t m0 = bcast_lo(m01), m1 = bcast_hi(m01), m2 = bcast_lo(m23), m3 = bcast_hi(m23);
+  // word (c, u) sits at byte 8c + 4u: lo = {(0,0), (0,1), (1,0), (1,1)}, hi = {(2,0) ... (3,1)}
+#define NVFP4_SM90_ROW_PIECE(S)                                                              \
+  store(2 * S + 0, make_uint4(hmul2_bits(e2m1x2_raw<S>(lo.x), m0),                           \
+                              hmul2_bits(e2m1x2_raw<S>(lo.z), m1),                           \
+                              hmul2_bits(e2m1x2_raw<S>(hi.x), m2),                           \
+                              hmul2_bits(e2m1x2_raw<S>(hi.z), m3)));                         \
+  store(2 * S + 1, make_uint4(hmul2_bits(e2m1x2_raw<S>(lo.y), m0),                           \
+                              hmul2_bits(e2m1x2_raw<S>(lo.w), m1),                           \
+                              hmul2_bits(e2m1x2_raw<S>(hi.y), m2),                           \
+                              hmul2_bits(e2m1x2_raw<S>(hi.w), m3)));
+  NVFP4_SM90_ROW_PIECE(0)
+  NVFP4_SM90_ROW_PIECE(1)
+  NVFP4_SM90_ROW_PIECE(2)
+  NVFP4_SM90_ROW_PIECE(3)
+#undef NVFP4_SM90_ROW_PIECE
 }
 #endif
 

@@ -3,8 +3,8 @@
 //
 // C^T = B A^T: the wgmma "A" operand (64 rows x k16, RS form: registers) is a 64-row slice of B,
 // the wgmma "B" operand (N = MT, the M tile) is A, decoded once per problem to fp16 by the
-// prepass (v2::decode_a_kernel, per-granule K order: its 128-row tiles are 128-byte swizzled, as
-// the SW128 descriptor wants them).
+// prepass (decode_a_kernel in sm90_fused.cu, decode_frag's K order: its 128-row tiles are
+// 128-byte swizzled, as the SW128 descriptor wants them).
 //
 // CTA: 384 threads = 3 warpgroups, one CTA per SM, persistent over work units (batch, M tile,
 // 128-row N tile, K split), grouped raster of 8 M tiles so CTAs running together share panels.
@@ -404,5 +404,21 @@ __global__ void __launch_bounds__(kThreads, 1)
 // Launch (sm90_fused.cu): persistent grid, PDL after the A prepass.
 template <int MT>
 void launch_fused(const Params& p, const CUtensorMap& tmC, int grid, cudaStream_t stream);
+
+// The A prepass (sm90_fused.cu): A decoded once to fp16 in 128-row tiles per 64-wide K block,
+// 128-byte swizzled as the SW128 descriptor wants them ([L][tiles128][nk][128 rows][128 B]),
+// rows past M zero; it also zeroes the split-K tile counters and triggers the main kernel (PDL)
+// at its start.
+struct PrepassParams {
+  const uint8_t* a;
+  const uint8_t* sfa;  // linear [L, M, K/16]
+  uint8_t* a16;
+  int64_t m, k, l;
+  int nk;
+  int tiles128;
+  int* counters;       // may be null
+  int ncounters;
+};
+void launch_prepass(const PrepassParams& p, cudaStream_t stream);
 
 }  // namespace nvfp4::sm90::v5

@@ -4,7 +4,7 @@
 #   tests       ctest -L gpu (every sm90 path and tile, references, peers, measurement)
 #   paths       both shipped sweep configs with the two paths forced (sm90-fused, sm90-2phase;
 #               20 cold samples, in-process): the table behind the path rule
-#   sanitize    compute-sanitizer memcheck, racecheck and synccheck of the two-phase path
+#   sanitize    compute-sanitizer memcheck, racecheck and synccheck of both paths
 #   sweep       both shipped sweep configs with --peers dequant-f16,f16-predeq (adaptive, cold)
 #   peers       4096^3, 8192^3, 2048x8192x8192 with --peers all (the mainloop beside cuBLASLt)
 #   default     the default problem (README's sample output)
@@ -24,10 +24,14 @@ step_build() {
     > "$R/cmake.log" 2>&1 || return 1
   cmake --build build-sm90 -j"$(nproc)" > "$R/build.log" 2>&1 || { grep -B2 -A8 -m5 error "$R/build.log"; return 1; }
   grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "f16_gemm_kernel" | sed 's/ptxas info *: //' > "$R/ptxas_f16.txt"
+  grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "fused_kernel" | sed 's/ptxas info *: //' > "$R/ptxas_fused.txt"
   local obj sass=/tmp/sm90-two-phase.sass
   obj=$(find build-sm90 -name 'sm90_two_phase.cu.o' | head -1)
   cuobjdump --dump-sass "$obj" > "$sass"
   echo "two-phase objects: HGMMA $(grep -c HGMMA "$sass"), LDL $(grep -c LDL "$sass"), STL $(grep -c STL "$sass"), UTMALDG $(grep -c UTMALDG "$sass"), UTMASTG $(grep -c UTMASTG "$sass")" | tee "$R/sass_counts.txt"
+  obj=$(find build-sm90 -name 'sm90_fused.cu.o' | head -1)
+  cuobjdump --dump-sass "$obj" > "$sass"
+  echo "fused objects: HGMMA $(grep -c HGMMA "$sass"), LDL $(grep -c LDL "$sass"), STL $(grep -c STL "$sass"), UBLKCP $(grep -c UBLKCP "$sass"), UTMASTG $(grep -c UTMASTG "$sass")" | tee -a "$R/sass_counts.txt"
 }
 
 step_tests() {
@@ -51,13 +55,15 @@ json.dump(c, open(sys.argv[2],"w"), indent=1)' configs/$c.json "$R/paths/$c-path
 
 step_sanitize() {
   mkdir -p "$R/sanitize"
-  local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool s m n k l f
-  for tool in memcheck racecheck synccheck; do
-    for s in "1000 1000 512 2" "300 520 1024 1"; do
-      read -r m n k l <<<"$s"; f="$R/sanitize/$tool-${m}x${n}x${k}x${l}.txt"
-      timeout 60 "$CS" --tool $tool --error-exitcode 9 $BIN --m $m --n $n --k $k --l $l \
-        --kernel sm90-2phase --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
-      echo "$tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
+  local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool s m n k l f kern
+  for kern in sm90-2phase sm90-fused; do
+    for tool in memcheck racecheck synccheck; do
+      for s in "1000 1000 512 2" "300 520 1024 1"; do
+        read -r m n k l <<<"$s"; f="$R/sanitize/$kern-$tool-${m}x${n}x${k}x${l}.txt"
+        timeout 60 "$CS" --tool $tool --error-exitcode 9 $BIN --m $m --n $n --k $k --l $l \
+          --kernel $kern --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+        echo "$kern $tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
+      done
     done
   done
 }

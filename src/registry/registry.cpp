@@ -11,7 +11,6 @@ std::unique_ptr<Gemm> make_host_gemm();
 std::unique_ptr<Gemm> make_sm90_gemm();   // kernels/sm90 (sm_90a only): per shape the faster path
 std::unique_ptr<Gemm> make_sm90_fused_gemm();      // ... its fused path only
 std::unique_ptr<Gemm> make_sm90_two_phase_gemm();  // ... its two-phase path only
-std::unique_ptr<Gemm> make_sm90_fused_v5_gemm();   // ... its v5 fused path (development)
 std::unique_ptr<Gemm> make_sm90_mainloop_peer();   // ... its fp16 mainloop alone (a peer)
 std::unique_ptr<Gemm> make_sm100_gemm();  // kernels/sm100/sm100.cu (sm_100a only)
 
@@ -25,7 +24,6 @@ std::vector<RegistryEntry>& entries() {
         make_sm90_gemm,
         make_sm90_fused_gemm,
         make_sm90_two_phase_gemm,
-        make_sm90_fused_v5_gemm,
         make_sm100_gemm,
         // references (--reference auto: the available one of highest auto_rank)
         make_cublaslt_nvfp4_reference,

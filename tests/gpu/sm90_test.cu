@@ -188,52 +188,6 @@ TEST(Sm90Gemm, BenchmarkShapes) {
     }
 }
 
-// Every tile width and split path, both kernel versions and both v2 A modes, on shapes that
-// are not multiples of anything.
-TEST(Sm90Gemm, AwkwardShapesEveryConfig) {
-  NVFP4_REQUIRE_SM90();
-  const Shape shapes[] = {{200, 300, 512, 1}, {1, 8, 64, 1},     {130, 260, 192, 3},
-                          {129, 1000, 320, 2}, {64, 33, 128, 1}, {257, 129, 64, 1},
-                          {300, 520, 256, 2}};
-  std::vector<sm90::Config> configs;
-  for (int bn : {128, 192, 224, 256}) {
-    for (int split : {1, 3}) configs.push_back(sm90::Config{bn, split, 0, 1, 0});
-    for (int amode : {0, 1})
-      for (int split : {1, 3, 8}) {
-        configs.push_back(sm90::Config{bn, split, 0, 2, amode});
-        if (bn <= 192) configs.push_back(sm90::Config{bn, split, 0, 2, amode, 2});
-      }
-  }
-  for (int mt : {128, 256})
-    for (int split : {1, 3, 8}) configs.push_back(sm90::Config{128, split, 0, 3, 0, 1, mt});
-  for (int split : {1, 3, 8}) configs.push_back(sm90::Config{128, split, 0, 3, 0, 1, 128, 2});
-  uint64_t seed = 200;
-  for (const Shape& s : shapes)
-    for (const sm90::Config& c : configs)
-      for (Dist d : {Dist::GpuMode, Dist::Normal}) {
-        const Check r = run_and_check(s, d, ++seed, c);
-        EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
-                            << "/" << r.checked << " bad, first " << r.first;
-      }
-}
-
-// v3's persistent CTAs: more units (tile x split) than resident CTAs, so each CTA walks several
-// units: the A ring and its producer cursor run on across unit boundaries, the epilogue stage
-// is reused, and split-K partials of one tile come from different CTAs.
-TEST(Sm90Gemm, PersistentCtasWalkManyUnits) {
-  NVFP4_REQUIRE_SM90();
-  uint64_t seed = 300;
-  // K = 320: per-granule K order; K = 512: 4-granule super-granules (splits start on one)
-  for (const Shape s : {Shape{1000, 1000, 320, 2}, Shape{1000, 1000, 512, 2}})
-  for (const sm90::Config c : {sm90::Config{128, 1, 0, 3, 0, 1, 128}, sm90::Config{128, 3, 0, 3, 0, 1, 128},
-                               sm90::Config{128, 3, 0, 3, 0, 1, 128, 2}, sm90::Config{128, 5, 0, 3, 0, 1, 256}})
-    for (Dist d : {Dist::GpuMode, Dist::Normal}) {
-      const Check r = run_and_check(s, d, ++seed, c);
-      EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
-                          << r.checked << " bad, first " << r.first;
-    }
-}
-
 // The two-phase path (v4): every mainloop tile, with and without in-kernel split-K, on shapes
 // that are not multiples of any tile (TMA zero-fills the edges; the stores are masked), L > 1,
 // and K as small as the kernel accepts.
@@ -262,9 +216,9 @@ TEST(Sm90Gemm, TwoPhaseEveryTileAndSplit) {
         }
 }
 
-// The fused path v5: every M tile, with and without split-K, on ragged shapes (N % 8 != 0 takes
+// The fused path (v5): every M tile, with and without split-K, on ragged shapes (N % 8 != 0 takes
 // the masked-store epilogue, N % 8 == 0 the TMA-store one), L > 1 and K = 64 (one K block).
-static sm90::Config fused_v5(int mt, int split) {
+static sm90::Config fused(int mt, int split) {
   sm90::Config c;
   c.version = 5;
   c.mt = mt;
@@ -272,7 +226,7 @@ static sm90::Config fused_v5(int mt, int split) {
   return c;
 }
 
-TEST(Sm90Gemm, FusedV5EveryTileAndSplit) {
+TEST(Sm90Gemm, FusedEveryTileAndSplit) {
   NVFP4_REQUIRE_SM90();
   const Shape shapes[] = {{200, 300, 512, 1}, {1, 8, 64, 1},     {130, 260, 192, 3},
                           {257, 129, 64, 1},  {300, 520, 1024, 2}, {16, 576, 448, 2},
@@ -282,20 +236,20 @@ TEST(Sm90Gemm, FusedV5EveryTileAndSplit) {
     for (int mt : {16, 32, 64, 128, 256})
       for (int split : {1, 3})
         for (Dist d : {Dist::GpuMode, Dist::Normal}) {
-          const sm90::Config c = fused_v5(mt, split);
+          const sm90::Config c = fused(mt, split);
           const Check r = run_and_check(s, d, ++seed, c);
           EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
                               << "/" << r.checked << " bad, first " << r.first;
         }
 }
 
-// v5's persistent CTAs walking many units each (the ring and its phases run on across unit
-// boundaries, split-K partials of one tile come from different CTAs), and the GPU MODE shapes
-// with v5's own choice of tile and split, several seeds.
-TEST(Sm90Gemm, FusedV5ManyUnitsAndGpuModeShapes) {
+// The fused path's persistent CTAs walking many units each (the ring and its phases run on
+// across unit boundaries, split-K partials of one tile come from different CTAs), and the GPU
+// MODE shapes with the path's own choice of tile and split, several seeds.
+TEST(Sm90Gemm, FusedManyUnitsAndGpuModeShapes) {
   NVFP4_REQUIRE_SM90();
   uint64_t seed = 800;
-  for (const sm90::Config c : {fused_v5(64, 5), fused_v5(128, 3), fused_v5(256, 2), fused_v5(32, 7)})
+  for (const sm90::Config c : {fused(64, 5), fused(128, 3), fused(256, 2), fused(32, 7)})
     for (Dist d : {Dist::GpuMode, Dist::Normal}) {
       const Shape s{1000, 1000, 512, 2};
       const Check r = run_and_check(s, d, ++seed, c);
@@ -310,7 +264,7 @@ TEST(Sm90Gemm, FusedV5ManyUnitsAndGpuModeShapes) {
   for (const Shape& s : shapes)
     for (Dist d : {Dist::GpuMode, Dist::Normal})
       for (int rep = 0; rep < 2; ++rep) {
-        const sm90::Config c = sm90::choose_config(s, sm90::current_sm_count(), sm90::Path::FusedV5);
+        const sm90::Config c = sm90::choose_config(s, sm90::current_sm_count(), sm90::Path::Fused);
         const Check r = run_and_check(s, d, ++seed, c, 3000);
         EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
                             << "/" << r.checked << " bad, first " << r.first;
@@ -325,7 +279,7 @@ TEST(Sm90Gemm, EveryPathOnLargeAndGpuModeShapes) {
                           {384, 7168, 2304, 1},  {128, 7168, 2048, 1}};
   uint64_t seed = 500;
   for (const Shape& s : shapes)
-    for (sm90::Path p : {sm90::Path::Auto, sm90::Path::Fused, sm90::Path::TwoPhase, sm90::Path::FusedV5})
+    for (sm90::Path p : {sm90::Path::Auto, sm90::Path::Fused, sm90::Path::TwoPhase})
       for (Dist d : {Dist::GpuMode, Dist::Normal}) {
         const sm90::Config c = sm90::choose_config(s, sm90::current_sm_count(), p);
         const Check r = run_and_check(s, d, ++seed, c, 3000);
@@ -334,9 +288,8 @@ TEST(Sm90Gemm, EveryPathOnLargeAndGpuModeShapes) {
       }
 }
 
-// Split-K must be bit-reproducible run to run (v1: reduction kernel, v2: cluster reduction,
-// v3 and the two-phase mainloop: the last split of a tile sums every partial in split order,
-// whichever split is last).
+// Split-K must be bit-reproducible run to run (both paths: the last split of a tile sums every
+// partial in split order, whichever split is last).
 TEST(Sm90Gemm, SplitKIsDeterministic) {
   NVFP4_REQUIRE_SM90();
   const Shape s{128, 1024, 4096, 1};
@@ -344,11 +297,8 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   DeviceTensors dt;
   dt.allocate(s);
   generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
-  for (const sm90::Config c :
-       {sm90::Config{128, 8, 0, 1, 0}, sm90::Config{128, 8, 0, 2, 0}, sm90::Config{256, 5, 0, 2, 1},
-        sm90::Config{128, 8, 0, 3, 0, 1, 128}, sm90::Config{128, 13, 0, 3, 0, 1, 256},
-        two_phase(128, 128, 4), two_phase(256, 128, 7), fused_v5(128, 8), fused_v5(16, 13),
-        fused_v5(256, 5)}) {
+  for (const sm90::Config c : {two_phase(128, 128, 4), two_phase(256, 128, 7), fused(128, 8),
+                               fused(16, 13), fused(256, 5), fused(64, 16)}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
     for (auto* out : {&first, &again}) {
