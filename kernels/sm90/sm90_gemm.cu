@@ -144,13 +144,14 @@ Config choose_fused_config(const Shape& s, int sms) {
 
 // The registered kernel's choice between the paths: the fused one decodes B (and reads the fp16
 // A) once per M tile and wins where few M tiles share B; the two-phase one pays one decode pass
-// over A and B and then runs the fp16 mainloop at its full rate, which wins from M = 1024 on.
-// Both paths were timed on all 61 shapes of the two shipped sweep configs on an H200 (the
-// two-phase path and the fused path's M >= 1024 side: bench/results/h200/2026-11-30-sm90-2phase/
-// paths; the fused path's M <= 512 side: v5, bench/notes-sm90.md): this rule is within 5 % of
-// the faster path on every one of them (tests/unit/sm90_host_test.cpp checks it against that
-// table). Comparing the two cost models instead was wrong by up to 37 % (with v3), so the models
-// choose only tiles and splits within a path.
+// over A and B and then runs the fp16 mainloop at its full rate, which wins at large M. Both
+// paths were timed on all 61 shapes of the two shipped sweep configs in one H200 run
+// (bench/results/h200/2026-11-30-sm90-v5/paths): the fused path (v5) is faster on 10 of the 11
+// shapes with M = 1024 (by up to 19 %), the two-phase path on the M >= 2304 ones or within 1.2 %;
+// no shipped shape lies between, so the threshold splits that gap. The rule is within 6 % of the
+// faster path on every shape, within 5 % on all but 1024x7168x18432 (tests/unit/sm90_host_test.cpp
+// checks it against that table). Comparing the two cost models instead was wrong by up to 37 %
+// (with v3), so the models choose only tiles and splits within a path.
 Config choose_config(const Shape& s, int sms, Path path) {
   if (path == Path::TwoPhase || (path == Path::Auto && s.m >= kTwoPhaseMinM))
     return choose_two_phase_config(s, sms);
@@ -274,7 +275,7 @@ class Sm90Gemm final : public Gemm {
         "the kernel";
     if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")";
     if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")";
-    return "Hopper sm_90a, per shape one of two paths (two-phase from M = 1024, else fused) - " + fused + "; " + two +
+    return "Hopper sm_90a, per shape one of two paths (two-phase from M = 2048, else fused) - " + fused + "; " + two +
            "; FP32 accumulation";
   }
   Availability availability(const DeviceInfo& dev) const override { return sm90::availability(dev); }

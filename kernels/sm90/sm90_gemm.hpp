@@ -48,7 +48,7 @@ std::string shape_error(const Shape& s);
 // The per-problem heuristic of the registered kernel: the two-phase path (v4) from M =
 // kTwoPhaseMinM on, else the fused path (v5); within a path, each one's cost model picks tile
 // and split (documented in sm90_gemm.cu).
-constexpr int64_t kTwoPhaseMinM = 1024;
+constexpr int64_t kTwoPhaseMinM = 2048;
 Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto);
 // The fused path's best M tile and split, and the two-phase path's best tile and split.
 Config choose_fused_config(const Shape& s, int sm_count);
