@@ -4,8 +4,8 @@
 // fitted to) side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on same-sized fp16
 // operands as the yardstick, and dequantize-then-cuBLASLt end to end (both operands dequantized
 // to fp16 by src/problem/dequant, then the same cuBLASLt call).
-// Each sample: L2 flushed by writing a 256 MiB buffer, then one call between CUDA events;
-// reports the median (and min) of --samples samples after 3 warm-up calls.
+// Timed by src/measure, as nvfp4bench times kernels: cold (L2 flushed before each sample), the
+// median (and min) of --samples samples after 3 warm-up calls.
 // With GPU MODE data every partial sum is exact in FP32, so every variant must give the same
 // bits as the registered choice: the harness checks that too.
 //   usage: sm90_bench [--samples N] [--sweep] [MxNxK ...]
@@ -15,10 +15,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "src/device/buffer.hpp"
+#include "src/device/device_info.hpp"
+#include "src/measure/measure.hpp"
 #include "kernels/sm90/sm90_gemm.hpp"
 #include "src/problem/problem.hpp"
 #include "src/problem/dequant.hpp"
@@ -42,27 +45,37 @@ __global__ void fill_half(__half* p, int64_t n) {
     p[i] = __float2half(float(int((i * 2654435761u) >> 7) % 13 - 6) * 0.5f);
 }
 
+// Timing through the tool's own measurement (src/measure): cold mode (L2 flushed and persisting
+// lines reset before each sample), a fixed number of samples after 3 warm-up runs, samples at a
+// low SM clock dropped; the same code that times kernels and peers in nvfp4bench runs.
 struct Timer {
-  DeviceBuffer flush{size_t(256) << 20};
-  Event e0, e1;
   int samples = 25;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<L2Flusher> flusher;
+  std::unique_ptr<SmClockReader> clock;
+  double default_mhz = 0;
+  size_t l2 = 0;
+
+  void init(cudaStream_t s) {
+    const DeviceInfo dev = query_device(0);
+    stream = s;
+    l2 = dev.l2_bytes;
+    default_mhz = dev.clock_khz / 1000.0;
+    flusher = std::make_unique<L2Flusher>(dev.l2_bytes, 0);
+    std::string note;
+    clock = make_clock_reader(dev, &note);
+  }
 
   template <class F>
-  std::pair<double, double> time(F&& f, cudaStream_t s) {  // median, min (us)
-    for (int w = 0; w < 3; ++w) f();
-    std::vector<double> t;
-    for (int i = 0; i < samples; ++i) {
-      NVFP4_CUDA_CHECK(cudaMemsetAsync(flush.get(), i & 0xFF, flush.bytes(), s));
-      NVFP4_CUDA_CHECK(cudaEventRecord(e0.get(), s));
-      f();
-      NVFP4_CUDA_CHECK(cudaEventRecord(e1.get(), s));
-      NVFP4_CUDA_CHECK(cudaEventSynchronize(e1.get()));
-      float ms = 0;
-      NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, e0.get(), e1.get()));
-      t.push_back(ms * 1e3);
-    }
-    std::sort(t.begin(), t.end());
-    return {t[t.size() / 2], t.front()};
+  std::pair<double, double> time(F&& f, cudaStream_t) {  // median, min (us)
+    MeasureOptions opt;
+    opt.mode = MeasureMode::Cold;
+    opt.iters = samples;
+    opt.warmup = 3;
+    opt.warmup_s = 0;
+    DeviceTimer t{stream, flusher.get(), clock.get(), default_mhz, l2};
+    const Measurement m = measure_device([&](cudaStream_t, int) { f(); }, 1, 0, opt, t);
+    return {m.stats.median, m.stats.min};
   }
 };
 
@@ -148,6 +161,7 @@ int main(int argc, char** argv) {
   const int sms = prop.multiProcessorCount;
   std::printf("device %s, %d SMs, samples %d (median, L2 flushed)\n", prop.name, sms, tm.samples);
   Stream stream;
+  tm.init(stream.get());
   for (const Shape& s : shapes) {
     DeviceTensors dt;
     dt.allocate(s);
