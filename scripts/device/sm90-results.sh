@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sm90 kernel's evidence on an H200 (bench/results/h200/2026-11-30-sm90-2phase/README.md):
+# The sm90 kernel's evidence on an H200 (bench/results/h200/2026-11-30-sm90-v5/README.md):
 #   build       the sm90-only preset with ptxas -v; SASS counts of the two-phase objects
 #   tests       ctest -L gpu (every sm90 path and tile, references, peers, measurement)
 #   paths       both shipped sweep configs with the two paths forced (sm90-fused, sm90-2phase;
