@@ -306,8 +306,9 @@ bool gpu_backend() {
 // takes seconds.
 const std::string& torch_problem() {
   static const std::string why = [] {
+    py::object& h = helper();  // starts the interpreter first if need be: then the GIL exists
     py::gil_scoped_acquire gil;
-    const std::string s = py::str(helper().attr("torch_status")()).cast<std::string>();
+    const std::string s = py::str(h.attr("torch_status")()).cast<std::string>();
     if (s.empty()) return s;
     const py::module_ sys = py::module_::import("sys");
     return fmt::format("the GPU backend hands submissions torch CUDA tensors, but the embedded "
