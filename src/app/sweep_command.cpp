@@ -10,6 +10,7 @@ Subcommand add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<sweep::SweepOptions>();
   auto timeout = std::make_shared<double>(0);
   auto peers = std::make_shared<std::string>();
+  auto kernels = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand(
       "sweep",
       "run the cases of a sweep config (README \"Sweeps\"): each finished case is appended "
@@ -47,15 +48,19 @@ Subcommand add_sweep_command(CLI::App& app) {
   CLI::Option* p = sub->add_option("--peers", *peers,
                                    "peers for every case, replacing the config's: "
                                    "a list like a,b, all, or none");
+  CLI::Option* k = sub->add_option("--kernels", *kernels,
+                                   "kernels for every case, replacing the config's: a list like "
+                                   "sm90,py:my_submission (each case is run once per kernel)");
   sub->add_flag("--samples", o->keep_samples, "keep the raw timing samples in the records");
   sub->add_flag("--list-cases", o->list_cases,
                 "print the expanded cases and their command lines; run nothing");
   sub->add_option("--progress", o->progress,
                   "auto (a status line on a terminal, else plain lines), bar, lines or off")
       ->capture_default_str();
-  return {sub, [o, timeout, peers, t, p](int argc, char** argv) {
+  return {sub, [o, timeout, peers, kernels, t, p, k](int argc, char** argv) {
             if (t->count() > 0) o->case_timeout_s = *timeout;
             if (p->count() > 0) o->peers = *peers;
+            if (k->count() > 0) o->kernels = *kernels;
             return sweep::run_sweep(*o, argc, argv);
           }};
 }

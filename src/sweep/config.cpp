@@ -420,13 +420,29 @@ SweepConfig parse_config_text(const std::string& text, const std::string& where)
   return parse_config(parse_json_checked(text, where), where);
 }
 
-SweepConfig load_config(const std::string& path) {
+namespace {
+std::string read_config_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw usage_error(fmt::format("{}: cannot be read (no such file, or no permission)", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_config_text(ss.str(), path);
+  return ss.str();
+}
+}  // namespace
+
+SweepConfig load_config(const std::string& path) { return parse_config_text(read_config_text(path), path); }
+
+SweepConfig load_config(const std::string& path, const std::vector<std::string>& kernels) {
+  json j = parse_json_checked(read_config_text(path), path);
+  // Only where the config has the expected form; otherwise parse_config reports what is wrong.
+  if (j.is_object() && (!j.contains("defaults") || j["defaults"].is_object())) {
+    j["defaults"]["kernels"] = kernels;
+    if (j.contains("cases") && j["cases"].is_array())
+      for (json& c : j["cases"])
+        if (c.is_object()) c.erase("kernels");
+  }
+  return parse_config(j, path);
 }
 
 Shard parse_shard(const std::string& text) {

@@ -51,6 +51,9 @@ constexpr int64_t kMaxCases = 100000;
 SweepConfig parse_config(const nlohmann::json& j, const std::string& where);
 SweepConfig parse_config_text(const std::string& text, const std::string& where);
 SweepConfig load_config(const std::string& path);
+// The same with every case's kernels replaced by `kernels` (sweep --kernels): the config is
+// expanded as if its defaults named them and no case named its own.
+SweepConfig load_config(const std::string& path, const std::vector<std::string>& kernels);
 
 std::string fnv1a64_hex(const std::string& bytes);
 // The config hash (SweepConfig::hash): fnv1a64_hex of the cases' params() as a JSON list, in

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "src/core/error.hpp"
 #include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
+#include "src/registry/registry.hpp"
 #include "src/report/json_report.hpp"
 #include "src/sweep/child.hpp"
 #include "src/sweep/interrupt.hpp"
@@ -357,9 +359,27 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-// The config with --peers applied: that changes what is measured, so the hash too.
+// --kernels a,b: the names, each auto or a kernel of this process (built in, --kernel-lib,
+// --kernel-py): an unknown one is refused here, not once per case.
+std::vector<std::string> kernel_list(const std::string& text) {
+  const std::vector<std::string> names = split_list(text);
+  if (names.empty())
+    throw usage_error(fmt::format("--kernels '{}': expected a comma-separated list of kernel names",
+                                  text));
+  const std::vector<std::string> known = names_of(Role::Kernel);
+  for (const auto& n : names)
+    if (n != "auto" && std::find(known.begin(), known.end(), n) == known.end())
+      throw usage_error(fmt::format("--kernels: '{}' is not a kernel; expected auto or one of: {} "
+                                    "(plugins and Python kernels: load them with --kernel-lib / "
+                                    "--kernel-py before the subcommand)",
+                                    n, fmt::join(known, ", ")));
+  return names;
+}
+
+// The config with --kernels and --peers applied: that changes what is measured, so the hash too.
 SweepConfig load_sweep_config(const SweepOptions& o) {
-  SweepConfig cfg = load_config(o.config_path);
+  SweepConfig cfg = o.kernels ? load_config(o.config_path, kernel_list(*o.kernels))
+                              : load_config(o.config_path);
   if (o.peers) {  // --peers on the sweep's command line replaces the config's peers
     const auto peers = *o.peers == "none" ? std::vector<std::string>{} : split_list(*o.peers);
     (void)resolve_peer_names(peers);  // an unknown name: refused here, not once per child

@@ -23,6 +23,7 @@ struct SweepOptions {
   std::string devices;                   // "", "all" or "0,1"
   std::string shard = "0/1";
   std::optional<std::string> peers;  // overrides the config's peers ("a,b", "all", "none")
+  std::optional<std::string> kernels;  // overrides every case's kernels ("a,b")
   bool keep_samples = false;
   bool list_cases = false;
   std::string progress = "auto";

@@ -55,6 +55,35 @@ class Configs(unittest.TestCase):
         rc, out, _ = run("sweep", os.path.join(CONFIGS, "gpumode-nvfp4-gemm.json"), "--list-cases")
         self.assertIn("--m 128 --n 7168 --k 16384 --l 1", out)
 
+    def test_kernels_replace_every_cases_kernels(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "k.json", {
+                "defaults": {"warmup": 0, "iters": 1, "kernels": ["auto"]},
+                "cases": [{"name": "a", "shape": {"m": 16, "n": 24, "k": 64}, "kernels": ["naive"]},
+                          {"name": "b", "axes": {"m": [16, 32], "n": 16, "k": 64}}]})
+            rc, before, err = run("sweep", cfg, "--list-cases")
+            self.assertEqual(rc, 0, err)
+            rc, out, err = run("sweep", cfg, "--kernels", "host,auto", "--list-cases")
+            self.assertEqual(rc, 0, err)
+            lines = out.strip().splitlines()
+            self.assertTrue(lines[-1].startswith("6 cases"), lines[-1])  # 3 shapes x 2 kernels
+            kernels = [re.search(r"--kernel (\S+)", l).group(1) for l in lines[:-1]]
+            self.assertEqual(kernels, ["host", "auto"] * 3)
+            hash_of = lambda text: re.search(r"config hash (\S+)\)", text).group(1)
+            self.assertNotEqual(hash_of(out), hash_of(before))
+            # Run: every record names the kernel asked for.
+            rc, out, err = run("sweep", cfg, "--kernels", "host", "--no-isolate", "--progress", "off",
+                               "--json", os.path.join(d, "r.json"), cwd=d,
+                               env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+            self.assertEqual(rc, 0, out + err)
+            rep = load(os.path.join(d, "r.json"))
+            self.assertEqual([c["kernel"]["name"] for c in rep["cases"]], ["host"] * 3)
+            for bad, says in [("bogus", "--kernels: 'bogus' is not a kernel; expected auto or one of:"),
+                              (",", "expected a comma-separated list of kernel names")]:
+                rc, out, err = run("sweep", cfg, "--kernels", bad, "--list-cases")
+                self.assertEqual(rc, 2, out + err)
+                self.assertIn(says, err)
+
     @unittest.skipIf(jsonschema is None, "python3-jsonschema is not installed: the schema checks need it")
     def test_shipped_configs_match_the_schema(self):
         schema = load(os.path.join(CONFIGS, "sweep.schema.json"))
