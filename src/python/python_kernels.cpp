@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <pybind11/embed.h>
 #include <pybind11/numpy.h>
+#include <pybind11/stl.h>
 
 #include <algorithm>
 #include <array>
@@ -21,6 +22,7 @@
 #include "src/core/error.hpp"
 #include "src/device/cuda_check.hpp"
 #include "src/device/device_info.hpp"
+#include "src/format/nvfp4.hpp"
 #include "src/registry/registry.hpp"
 
 namespace py = pybind11;
@@ -132,31 +134,49 @@ class _CudaMemory:
             "typestr": typestr, "data": (ptr, False), "version": 3, "stream": None}
 
 
-def cuda_inputs(ptrs, m, n, k, l, device):
-    """GPU MODE's tuple over the tool's device buffers, in the contest's dtypes where this torch
-    has them (float4_e2m1fn_x2, float8_e4m3fn), else uint8."""
+# Element kinds of the tuple (the C++ side lays it out): the contest's torch dtype where this
+# torch has it, else uint8; the buffer's typestr and bytes per element.
+_KINDS = {"fp4x2": ("float4_e2m1fn_x2", "|u1", 1), "e4m3": ("float8_e4m3fn", "|u1", 1),
+          "f16": ("float16", "<f2", 2)}
+
+
+def cuda_tensors(views, device):
+    """(ptr, shape, strides in elements, kind) for each element -> torch CUDA tensors."""
     import torch
     dev = torch.device("cuda", device)
-    fp4 = getattr(torch, "float4_e2m1fn_x2", None)
-    fp8 = getattr(torch, "float8_e4m3fn", None)
+    out = []
+    for ptr, shape, strides, kind in views:
+        name, typestr, size = _KINDS[kind]
+        t = torch.as_tensor(_CudaMemory(ptr, shape, strides, typestr, size), device=dev)
+        dtype = getattr(torch, name, None)
+        out.append(t.view(dtype) if dtype is not None and dtype != t.dtype else t)
+    return tuple(out)
 
-    def wrap(ptr, shape, strides, dtype, typestr="|u1", itemsize=1):
-        t = torch.as_tensor(_CudaMemory(ptr, shape, strides, typestr, itemsize), device=dev)
-        return t.view(dtype) if dtype is not None else t
 
-    kh, kb = k // 2, k // 16
+def _returned(fn, c, out, as_array, where=""):
+    """What the function returned, as an array of c's shape and dtype, or WrongReturn saying
+    what it was instead. as_array(out) gives the array, or a reason it is none."""
+    code = getattr(fn, "__code__", None)
+    want = f"c as float16 [M, N, L] = {tuple(c.shape)}" + (f" {where}" if where else "")
+    if code is not None:
+        want += f" (the function is at {code.co_filename}:{code.co_firstlineno})"
+    if out is None:
+        raise WrongReturn(f"returned None; expected {want}")
+    arr, why = as_array(out)
+    if arr is None:
+        raise WrongReturn(f"returned a {type(out).__name__}, {why}; expected {want}")
+    if tuple(arr.shape) != tuple(c.shape):
+        raise WrongReturn(f"returned shape {tuple(arr.shape)}; expected {want}")
+    if arr.dtype != c.dtype:
+        raise WrongReturn(f"returned dtype {str(arr.dtype).replace('torch.', '')}; expected {want}")
+    return arr, want
 
-    def blocked(ptr, r):  # [32, 4, R/128, 4, Kb/4, L]
-        rt, kt = (r + 127) // 128, (kb + 3) // 4
-        return wrap(ptr, (32, 4, rt, 4, kt, l), (16, 4, kt * 512, 1, 512, rt * kt * 512), fp8)
 
-    a_p, b_p, sfa_p, sfb_p, sfa_b, sfb_b, c_p = ptrs
-    return (wrap(a_p, (m, kh, l), (kh, 1, m * kh), fp4),
-            wrap(b_p, (n, kh, l), (kh, 1, n * kh), fp4),
-            wrap(sfa_p, (m, kb, l), (kb, 1, m * kb), fp8),
-            wrap(sfb_p, (n, kb, l), (kb, 1, n * kb), fp8),
-            blocked(sfa_b, m), blocked(sfb_b, n),
-            wrap(c_p, (m, n, l), (n, 1, m * n), torch.float16, "<f2", 2))
+def _call(fn, data):
+    try:
+        return fn(data)
+    finally:
+        sys.stderr.flush()
 
 
 _streams = {}
@@ -170,54 +190,29 @@ def call_cuda(fn, data, c, stream, device):
     if s is None:
         s = _streams[stream] = torch.cuda.ExternalStream(stream, device=torch.device("cuda", device))
     with torch.cuda.stream(s):
-        try:
-            out = fn(data)
-        finally:
-            sys.stderr.flush()
+        out = _call(fn, data)
         if out is c:
             return
-        want = _want(fn, c, f"on {c.device}")
-        if out is None:
-            raise WrongReturn(f"returned None; expected {want}")
-        if not isinstance(out, torch.Tensor):
-            raise WrongReturn(f"returned a {type(out).__name__}, not a torch.Tensor; expected {want}")
-        if tuple(out.shape) != tuple(c.shape):
-            raise WrongReturn(f"returned shape {tuple(out.shape)}; expected {want}")
-        if out.dtype != torch.float16:
-            raise WrongReturn(f"returned dtype {str(out.dtype).replace('torch.', '')}; expected {want}")
-        if out.device != c.device:
-            raise WrongReturn(f"returned a tensor on {out.device}; expected {want}")
-        c.copy_(out)
-
-
-def _want(fn, c, where=""):
-    code = getattr(fn, "__code__", None)
-    want = f"c as float16 [M, N, L] = {tuple(c.shape)}" + (f" {where}" if where else "")
-    if code is not None:
-        want += f" (the function is at {code.co_filename}:{code.co_firstlineno})"
-    return want
+        tensor = lambda o: (o, "") if isinstance(o, torch.Tensor) else (None, "not a torch.Tensor")
+        arr, want = _returned(fn, c, out, tensor, f"on {c.device}")
+        if arr.device != c.device:
+            raise WrongReturn(f"returned a tensor on {arr.device}; expected {want}")
+        c.copy_(arr)
 
 
 def call(fn, data, c):
     import numpy as np
-    try:
-        out = fn(data)
-    finally:
-        sys.stderr.flush()
+    out = _call(fn, data)
     if out is c:
         return
-    want = _want(fn, c)
-    if out is None:
-        raise WrongReturn(f"returned None; expected {want}")
-    try:
-        arr = np.asarray(out)
-    except Exception as e:
-        raise WrongReturn(f"returned a {type(out).__name__}, not an array ({e}); expected {want}")
-    if arr.shape != c.shape:
-        raise WrongReturn(f"returned shape {tuple(arr.shape)}; expected {want}")
-    if arr.dtype != np.float16:
-        raise WrongReturn(f"returned dtype {arr.dtype}; expected {want}")
-    np.copyto(c, arr)
+
+    def array(o):
+        try:
+            return np.asarray(o), ""
+        except Exception as e:
+            return None, f"not an array ({e})"
+
+    np.copyto(c, _returned(fn, c, out, array)[0])
 )PY";
 
 // The interpreter, started on the first --kernel-py and never finalized: kernels stay callable
@@ -290,6 +285,45 @@ py::array view(const py::dtype& dt, std::vector<py::ssize_t> shape,
   py::array a(dt, std::move(shape), std::move(strides), p, base);
   if (!writable) a.attr("setflags")(py::arg("write") = false);
   return a;
+}
+
+// The elements of GPU MODE's tuple: what each holds, where, and in which shape and strides
+// (elements), the same for both backends.
+enum class Kind { Fp4x2, E4M3, F16 };
+const char* kind_name(Kind k) { return k == Kind::Fp4x2 ? "fp4x2" : k == Kind::E4M3 ? "e4m3" : "f16"; }
+struct TensorView {
+  const void* p;
+  std::vector<py::ssize_t> shape, strides;
+  Kind kind;
+};
+
+// (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c) over the tool's batch-outermost buffers: the
+// contest's [R, K/2, L], [R, K/16, L], the 6-D permuted view of the blocked scales and [M, N, L].
+// The scale strides are read off ScaleLayout, the one definition of both scale layouts.
+std::array<TensorView, 7> contest_tuple(const Shape& s, const Operands& o) {
+  const auto packed = [&](const uint8_t* p, int64_t r) {
+    const int64_t kh = s.k / 2;
+    return TensorView{p, {r, kh, s.l}, {kh, 1, r * kh}, Kind::Fp4x2};
+  };
+  const auto linear = [&](const uint8_t* p, int64_t r) {
+    const ScaleLayout sl = ScaleLayout::make(r, s.k, s.l);
+    const auto at = [&](int64_t i, int64_t j, int64_t b) { return sl.linear_offset(i, j, b); };
+    return TensorView{p, {r, sl.kblocks, s.l}, {at(1, 0, 0), at(0, 1, 0), at(0, 0, 1)}, Kind::E4M3};
+  };
+  // Element [i%32, (i%128)/32, i/128, j%4, j/4, l] is the scale of row i, block j, batch l.
+  const auto blocked = [&](const uint8_t* p, int64_t r) {
+    const ScaleLayout sl = ScaleLayout::make(r, s.k, s.l);
+    const auto at = [&](int64_t i, int64_t j, int64_t b) { return sl.blocked_offset(i, j, b); };
+    return TensorView{p,
+                      {32, kAtomRows / 32, sl.rows_padded() / kAtomRows, kAtomCols,
+                       sl.kblocks_padded() / kAtomCols, s.l},
+                      {at(1, 0, 0), at(32, 0, 0), at(kAtomRows, 0, 0), at(0, 1, 0),
+                       at(0, kAtomCols, 0), at(0, 0, 1)},
+                      Kind::E4M3};
+  };
+  return {packed(o.a, s.m), packed(o.b, s.n), linear(o.sfa, s.m), linear(o.sfb, s.n),
+          blocked(o.sfa_blocked, s.m), blocked(o.sfb_blocked, s.n),
+          TensorView{o.c, {s.m, s.n, s.l}, {s.n, 1, s.m * s.n}, Kind::F16}};
 }
 
 // Whether the GPU backend will run: the same question Context::create asks (a CUDA device is
@@ -381,37 +415,27 @@ class PythonGemm final : public Gemm {
   }
 
  private:
-  // GPU MODE's tuple (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c) over the tool's
-  // batch-outermost buffers; kept per operand set, so a repeated call builds nothing.
+  // GPU MODE's tuple over the tool's buffers, as numpy views (host) or torch CUDA tensors
+  // (GPU); kept per operand set, so a repeated call builds nothing.
   const py::tuple& inputs(const Shape& s, const Operands& o, bool gpu, int device) {
     const auto key = std::make_tuple(o.a, o.b, o.sfa, o.sfb, o.sfa_blocked, o.sfb_blocked, o.c,
                                      s.m, s.n, s.k, s.l);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     if (cache_.size() >= 64) cache_.clear();
-    if (gpu) {
-      const auto ptr = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
-      py::tuple t = helper().attr("cuda_inputs")(
-          py::make_tuple(ptr(o.a), ptr(o.b), ptr(o.sfa), ptr(o.sfb), ptr(o.sfa_blocked),
-                         ptr(o.sfb_blocked), ptr(o.c)),
-          s.m, s.n, s.k, s.l, device);
-      return cache_.emplace(key, std::move(t)).first->second;
+    py::list views;
+    for (const TensorView& v : contest_tuple(s, o)) {
+      if (gpu) {
+        views.append(py::make_tuple(reinterpret_cast<uintptr_t>(v.p), v.shape, v.strides,
+                                    kind_name(v.kind)));
+        continue;
+      }
+      const bool f16 = v.kind == Kind::F16;  // c: the only writable element
+      std::vector<py::ssize_t> bytes = v.strides;
+      for (auto& b : bytes) b *= f16 ? 2 : 1;
+      views.append(view(f16 ? py::dtype("float16") : py::dtype::of<uint8_t>(), v.shape,
+                        std::move(bytes), v.p, f16));
     }
-    const py::dtype u8 = py::dtype::of<uint8_t>();
-    const py::ssize_t m = s.m, n = s.n, l = s.l, kh = s.k / 2, kb = s.k / 16;
-    const auto packed = [&](const uint8_t* p, py::ssize_t r) {  // [R, K/2, L]
-      return view(u8, {r, kh, l}, {kh, 1, r * kh}, p, false);
-    };
-    const auto scales = [&](const uint8_t* p, py::ssize_t r) {  // [R, K/16, L]
-      return view(u8, {r, kb, l}, {kb, 1, r * kb}, p, false);
-    };
-    const auto blocked = [&](const uint8_t* p, py::ssize_t r) {  // [32, 4, R/128, 4, Kb/4, L]
-      const py::ssize_t rt = (r + 127) / 128, kt = (kb + 3) / 4;
-      return view(u8, {32, 4, rt, 4, kt, l}, {16, 4, kt * 512, 1, 512, rt * kt * 512}, p, false);
-    };
-    py::array c = view(py::dtype("float16"), {m, n, l}, {2 * n, 2, 2 * m * n}, o.c, true);
-    py::tuple t = py::make_tuple(packed(o.a, m), packed(o.b, n), scales(o.sfa, m),
-                                 scales(o.sfb, n), blocked(o.sfa_blocked, m),
-                                 blocked(o.sfb_blocked, n), c);
+    py::tuple t = gpu ? py::tuple(helper().attr("cuda_tensors")(views, device)) : py::tuple(views);
     return cache_.emplace(key, std::move(t)).first->second;
   }
 
