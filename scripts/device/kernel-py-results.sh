@@ -5,8 +5,8 @@
 #   tests     ctest -R kernel_py: the host backend and the GPU backend (label gpu)
 #   bench     both example submissions on GPU MODE's three benchmark shapes, --peers dequant-f16,
 #             cold and rotate
-#   seed      GPU MODE's seed submission (torch._scaled_mm), rebuilt from its diff
-#             ($NVFP4_SEED_SUBMISSION_DIFF): its disposition on this GPU
+#   seed      GPU MODE's seed submission (torch._scaled_mm), rebuilt from its diff (found as
+#             docs/python.md says): its disposition on this GPU
 #   sweep     configs/gpumode-nvfp4-gemm.json with both examples, --peers dequant-f16
 #   overhead  an empty submission (returns c untouched) in hot mode: the Python call's floor
 # Usage, from the repository root: OUT=out bash scripts/device/kernel-py-results.sh [STEP ...]
@@ -50,11 +50,11 @@ step_bench() {
 }
 
 step_seed() {
-  local diff=${NVFP4_SEED_SUBMISSION_DIFF:-../shared/docs/seed-gpumode-submission.diff.txt}
-  [[ -f $diff ]] || { echo "seed: no diff at $diff"; return 1; }
-  # Rebuilt at run time, as the tests do: the seed's code is not part of this repository.
-  "$PY" -c 'import sys; sys.path.insert(0, "tests/cli"); from kernel_py_test import rebuild_from_diff
-open(sys.argv[2], "w").write(rebuild_from_diff(open(sys.argv[1], encoding="utf-8").read()))' "$diff" /tmp/seed_submission.py
+  # Rebuilt at run time by the tests' own code, from where the tests look for it
+  # (docs/python.md): the seed's code is not part of this repository.
+  "$PY" -c 'import os, sys; sys.path.insert(0, "tests/cli"); from kernel_py_test import rebuild_from_diff, seed_diff
+d = seed_diff(); os.path.exists(d) or sys.exit(f"seed: no diff at {d} (NVFP4_SEED_SUBMISSION_DIFF)")
+open(sys.argv[1], "w").write(rebuild_from_diff(open(d, encoding="utf-8").read()))' /tmp/seed_submission.py || return 1
   local m n k
   read -r m n k <<< "${BENCH_SHAPES[0]}"
   $BIN --kernel-py /tmp/seed_submission.py --kernel py:seed_submission --m $m --n $n --k $k \

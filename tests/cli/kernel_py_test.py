@@ -110,40 +110,57 @@ def built_without_python():
     return err.strip() if rc == 2 and "built without Python kernels" in err else None
 
 
-class KernelPy(unittest.TestCase):
+class Submissions(unittest.TestCase):
+    """What both classes share: submission files written into a temporary folder, and one run
+    with a JSON report."""
+    FILES = {}  # name -> source
+    SHAPE, ENV, TIMING = [], None, []
+
     @classmethod
-    def setUpClass(cls):
-        why = built_without_python()
-        if why:
-            raise unittest.SkipTest(f"this nvfp4bench was built without Python kernels: {why}")
+    def write_files(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = cls.tmp.name
-        for name, text in [("good", GOOD), ("wrong", WRONG), ("raising", RAISING),
-                           ("bad_return", BAD_RETURN), ("no_function", NO_FUNCTION),
-                           ("syntax_error", SYNTAX_ERROR)]:
+        for name, text in cls.FILES.items():
             with open(cls.path(name), "w") as f:
                 f.write(textwrap.dedent(text))
 
     @classmethod
     def tearDownClass(cls):
-        cls.tmp.cleanup()
+        if hasattr(cls, "tmp"):
+            cls.tmp.cleanup()
 
     @classmethod
     def path(cls, name):
         return os.path.join(cls.dir, name + ".py")
 
-    def case(self, args):
-        """One run with a JSON report: (exit code, stdout, stderr, the case or None)."""
+    def run_case(self, args, shape=None, timeout=300):
+        """(exit code, stdout, stderr, the report's case or None)."""
         rep = os.path.join(self.dir, "r.json")
         if os.path.exists(rep):
             os.remove(rep)
-        rc, out, err = run(*args, *SHAPE, "--json", rep, "--iters", "2", "--warmup", "0",
-                           env=HOST_ENV, timeout=300)
+        rc, out, err = run(*args, *(shape or self.SHAPE), "--json", rep, *self.TIMING,
+                           env=self.ENV, timeout=timeout)
         c = None
         if os.path.exists(rep):
             with open(rep) as f:
                 c = json.load(f)["cases"][0]
         return rc, out, err, c
+
+
+class KernelPy(Submissions):
+    FILES = {"good": GOOD, "wrong": WRONG, "raising": RAISING, "bad_return": BAD_RETURN,
+             "no_function": NO_FUNCTION, "syntax_error": SYNTAX_ERROR}
+    SHAPE, ENV, TIMING = SHAPE, HOST_ENV, ["--iters", "2", "--warmup", "0"]
+
+    @classmethod
+    def setUpClass(cls):
+        why = built_without_python()
+        if why:
+            raise unittest.SkipTest(f"this nvfp4bench was built without Python kernels: {why}")
+        cls.write_files()
+
+    def case(self, args):
+        return self.run_case(args)
 
     def test_correct_submission_passes(self):
         rc, out, err, c = self.case(["--kernel-py", self.path("good"), "--kernel", "py:good"])
@@ -294,7 +311,8 @@ def custom_kernel(data):
 
 
 def seed_diff():
-    """The diff that holds GPU MODE's seed submission (outside this repository)."""
+    """The diff that holds GPU MODE's seed submission: outside this repository, in the shared
+    documents folder beside the checkout unless $NVFP4_SEED_SUBMISSION_DIFF says where."""
     env = os.environ.get("NVFP4_SEED_SUBMISSION_DIFF")
     return env or os.path.join(SRC, "..", "shared", "docs", "seed-gpumode-submission.diff.txt")
 
@@ -306,21 +324,18 @@ def rebuild_from_diff(text):
     return "\n".join(l[2:] for l in lines[start:] if l[:1] in ("+", " ")) + "\n"
 
 
-class KernelPyGpu(unittest.TestCase):
+class KernelPyGpu(Submissions):
+    FILES = {"torch_checks": TORCH_CHECKS, "cpu_return": CPU_RETURN, "torch_raising": TORCH_RAISING,
+             "wrong_torch": WRONG_TORCH, "empty": EMPTY}
     SHAPE = ["--m", "200", "--n", "136", "--k", "512", "--l", "2"]  # ragged, L > 1
+    TIMING = ["--iters", "3", "--warmup", "1"]
 
     @classmethod
     def setUpClass(cls):
         why = built_without_python() or gpu_reason()
         if why:
             raise unittest.SkipTest(f"needs a CUDA GPU and Python kernels: {why}")
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.dir = cls.tmp.name
-        for name, text in [("torch_checks", TORCH_CHECKS), ("cpu_return", CPU_RETURN),
-                           ("torch_raising", TORCH_RAISING), ("wrong_torch", WRONG_TORCH),
-                           ("empty", EMPTY)]:
-            with open(cls.path(name), "w") as f:
-                f.write(textwrap.dedent(text))
+        cls.write_files()
         # torch_checks imports the example's dequantize: the example's folder beside it.
         shutil.copy(cls.example("torch_submission"), cls.dir)
         rc, out, err = run("--kernel-py", cls.path("empty"), "--list", timeout=300)
@@ -329,29 +344,12 @@ class KernelPyGpu(unittest.TestCase):
             why = out.split("py:empty", 1)[1].split("why:", 1)[-1].splitlines()[0].strip()
             raise unittest.SkipTest(f"no torch with CUDA in the embedded Python: {why}")
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    @classmethod
-    def path(cls, name):
-        return os.path.join(cls.dir, name + ".py")
-
     @staticmethod
     def example(name):
         return os.path.join(SRC, "examples", "submissions", name + ".py")
 
     def case(self, file, kernel, *extra, shape=None):
-        rep = os.path.join(self.dir, "r.json")
-        if os.path.exists(rep):
-            os.remove(rep)
-        rc, out, err = run("--kernel-py", file, "--kernel", kernel, *(shape or self.SHAPE),
-                           "--json", rep, "--iters", "3", "--warmup", "1", *extra, timeout=600)
-        c = None
-        if os.path.exists(rep):
-            with open(rep) as f:
-                c = json.load(f)["cases"][0]
-        return rc, out, err, c
+        return self.run_case(["--kernel-py", file, "--kernel", kernel, *extra], shape, timeout=600)
 
     def test_tuple_dtypes_strides_and_stream(self):
         rc, out, err, c = self.case(self.path("torch_checks"), "py:torch_checks")
