@@ -8,6 +8,12 @@
 #   sweep       both shipped sweep configs with --peers dequant-f16,f16-predeq (adaptive, cold)
 #   peers       4096^3, 8192^3, 2048x8192x8192 with --peers all (the mainloop beside cuBLASLt)
 #   default     the default problem (README's sample output)
+#   bench       sm90_bench (timed by src/measure) on 12 shapes: the registered choice and each
+#               path forced, beside cuBLASLt fp16 and dequantize-then-cuBLASLt, in one process
+#               (not in the default list: run it by name)
+#   limits      ncu of the fused kernel at 16x57344x8192 and 128x7168x16384: speed of light,
+#               memory, warp states and per-SASS-line stall samples, summarised by ncu_loop.py
+#               (not in the default list: run it by name)
 # Usage, from the repository root: OUT=out bash scripts/device/sm90-results.sh [STEP ...]
 # (default: all, about 8 minutes on one H200). Leaves one archive, $OUT/sm90-results.tgz.
 set -uo pipefail
@@ -86,6 +92,30 @@ step_peers() {
     timeout 90 $BIN --m $m --n $n --k $k --peers all --json "$R/peers/${m}x${n}x${k}.json" \
       > "$R/peers/${m}x${n}x${k}.txt" 2>&1
     echo "${m}x${n}x${k} rc=$?"
+  done
+}
+
+step_bench() {
+  timeout 120 build-sm90/sm90_bench --samples 15 128x7168x16384 128x4096x7168 128x7168x2048 \
+    16x7168x16384 16x57344x8192 128x36864x7168 512x512x7168 128x576x7168 256x7168x2048 \
+    1024x7168x16384 1024x576x7168 384x7168x2304 > "$R/sm90_bench.txt" 2>&1
+  echo "sm90_bench rc=$?"; grep -c MISMATCH "$R/sm90_bench.txt"
+}
+
+step_limits() {
+  mkdir -p "$R/limits"
+  local sh rep
+  for sh in 16x57344x8192 128x7168x16384; do
+    rep="$R/limits/ncu-$sh"
+    # the first fused_kernel launch: the registered choice's warm-up (fused at both shapes)
+    timeout 120 ncu --kernel-name regex:fused_kernel --launch-count 1 --section SpeedOfLight \
+      --section MemoryWorkloadAnalysis --section WarpStateStats --section SourceCounters \
+      --section ComputeWorkloadAnalysis --section LaunchStats -o "$rep" -f \
+      build-sm90/sm90_bench --samples 3 $sh > "$rep.log" 2>&1 || { echo "ncu $sh failed"; return 1; }
+    ncu -i "$rep.ncu-rep" --page details --csv > "$rep-details.csv"
+    ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > /tmp/ncu-source.csv
+    "$PY" scripts/device/ncu_loop.py /tmp/ncu-source.csv --trim "$rep-stalls.csv" | tee "$rep-summary.txt"
+    rm -f "$rep.ncu-rep" "$rep.log"
   done
 }
 
