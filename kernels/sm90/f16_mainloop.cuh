@@ -6,6 +6,8 @@
 // Design (standard Hopper practice, written for this project):
 //   * persistent CTAs (grid <= #SMs) walking work units (output tile x K split) in a grouped
 //     order (group_m tile-rows at a time) so concurrently running CTAs share A/B panels in L2;
+//   * tile BM x BN: 128 x (16 to 256 in steps of 16), or 256 x 128. Narrow N steps let the tile
+//     count match the SM count (N = 576 is four 144-wide tiles, not 2.25 of 256 or 4.5 of 128);
 //   * 384 threads = 3 warpgroups. Warpgroup 0 is the producer (setmaxnreg 40): one thread
 //     issues cp.async.bulk.tensor.3d (128-byte swizzle) loads of a [BM x 64] A slab and a
 //     [BN x 64] B slab per stage into a STAGES-deep shared-memory ring, full/empty mbarriers;
@@ -18,7 +20,8 @@
 //     consumer warpgroup writes each box with a TMA store (cp.async.bulk.tensor, rows/cols past
 //     M/N clipped by the tensor map); two 8 KB boxes per warpgroup (32 KB in all), reuse gated by
 //     cp.async.bulk.wait_group.read 1, so the warpgroups go back to the next tile's MMAs without
-//     waiting for global writes. Other N: masked half2/half stores from the fragments.
+//     waiting for global writes; the BN % 64 columns past the last whole box go straight from
+//     the fragments. Other N: masked half2/half stores from the fragments.
 //     The producer already streams the next unit's stages meanwhile;
 //   * optional cluster of 2 CTAs along M (cfg.cluster_m = 2): each CTA loads its own A slab
 //     and half of the shared B slab, multicast into both CTAs' rings; a stage is refilled
@@ -30,8 +33,9 @@
 //     the last split to arrive (per-tile counter) sums all partials in split order 0..S-1
 //     (deterministic: the result does not depend on arrival order) and stores the tile.
 //
-// Depends only on CUDA headers. cuTensorMapEncodeTiled is fetched through the runtime's
-// driver entry point (no link against libcuda). Build with -gencode=arch=compute_90a,code=sm_90a.
+// Depends only on CUDA headers and the generated wgmma wrappers (sm90_wgmma.hpp, WgmmaSS<BN>).
+// cuTensorMapEncodeTiled is fetched through the runtime's driver entry point (no link against
+// libcuda). Build with -gencode=arch=compute_90a,code=sm_90a.
 #pragma once
 
 #include <cuda.h>
@@ -44,6 +48,10 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/sm90/sm90_wgmma.hpp"
 
 namespace nvfp4::sm90 {
 
@@ -51,8 +59,8 @@ namespace nvfp4::sm90 {
 // Public configuration / API
 // ------------------------------------------------------------------------------------------
 struct F16GemmConfig {
-  int bm = 128;      // tile rows:    128 or 256
-  int bn = 256;      // tile columns: 128 or 256 (256x256 is not supported)
+  int bm = 128;      // tile rows: 128, or 256 with bn = 128
+  int bn = 256;      // tile columns: 16 to 256 in steps of 16 (bm = 128), 128 (bm = 256)
   int splits = 1;    // K splits (>= 1), reduced inside the kernel; clamped to K/64
   int group_m = 8;   // tile-rows per scheduler group (L2 reuse)
   int max_ctas = 0;  // persistent grid size cap; 0 = number of SMs
@@ -261,73 +269,6 @@ __device__ __forceinline__ uint32_t pack_half2(float a, float b) {
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-// wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16, A and B by descriptor (SS form),
-// both K-major (imm-trans-a = imm-trans-b = 0), D = A*B + (scale_d ? D : 0).
-template <int N>
-struct WgmmaSS;
-
-template <>
-struct WgmmaSS<64> {
-  __device__ __forceinline__ static void mma(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
-#if defined(__CUDA_ARCH__)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(da), "l"(db), "r"(scale_d));
-#else
-    (void)d; (void)da; (void)db; (void)scale_d;
-#endif
-  }
-};
-
-template <>
-struct WgmmaSS<128> {
-  __device__ __forceinline__ static void mma(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
-#if defined(__CUDA_ARCH__)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(scale_d));
-#else
-    (void)d; (void)da; (void)db; (void)scale_d;
-#endif
-  }
-};
-
-template <>
-struct WgmmaSS<256> {
-  __device__ __forceinline__ static void mma(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
-#if defined(__CUDA_ARCH__)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(da), "l"(db), "r"(scale_d));
-#else
-    (void)d; (void)da; (void)db; (void)scale_d;
-#endif
-  }
-};
-
 // ------------------------------------------------------------------------------------------
 // Kernel
 // ------------------------------------------------------------------------------------------
@@ -354,10 +295,15 @@ struct Shape {
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kMT = BM / 128;               // m64 blocks per consumer warpgroup
   static constexpr int kAcc = BN / 2;                // fp32 accumulators per m64 block / thread
-  static constexpr int kStages = (kStageBytes <= 32768) ? 6 : 4;
   // epilogue staging: per consumer warpgroup two 64x64 fp16 boxes (8 KB each, 128B-swizzled)
   static constexpr int kEpiBox = 64 * 64 * 2;
   static constexpr int kEpiBytes = 2 * 2 * kEpiBox;
+  // as many stages as fit in the 227 KB an H100/H200 CTA may use (6 for 32 KB stages, 4 for
+  // 48 KB), at most 8
+  static constexpr int kStages = std::min(8, (232448 - 1024 - kEpiBytes - 256) / kStageBytes);
+  static_assert(BM == 128 || BM == 256, "tile rows: 128 or 256");
+  static_assert(BN % 16 == 0 && BN >= 16 && BN <= 256, "tile columns: 16 to 256 in steps of 16");
+  static_assert(kStages >= 3, "the ring needs at least 3 stages");
   static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + kEpiBytes + 2 * kStages * 8 + 16;
 };
 
@@ -599,6 +545,20 @@ __global__ void __launch_bounds__(384, 1)
             ++ebox;
           }
         }
+        if constexpr (BN % 64 != 0) {
+          // the last BN % 64 columns (N tiles in steps of 16): straight from the fragments,
+          // masked at the edges (a 64-column box would write into the next tile)
+#pragma unroll
+          for (int mt = 0; mt < S::kMT; ++mt) {
+            const int r0 = w.m0 + cw * (BM / 2) + mt * 64 + warp * 16 + (lane >> 2);
+            const int c0 = w.n0 + 2 * (lane & 3);
+#pragma unroll
+            for (int c = (BN / 64) * 8; c < BN / 8; ++c) {
+              store2(p.C, p, w.l, r0, c0 + 8 * c, acc[mt][4 * c], acc[mt][4 * c + 1], vec_ok);
+              store2(p.C, p, w.l, r0 + 8, c0 + 8 * c, acc[mt][4 * c + 2], acc[mt][4 * c + 3], vec_ok);
+            }
+          }
+        }
         continue;
       }
 
@@ -706,6 +666,10 @@ inline int device_sm_count() {
 }
 
 inline bool tile_supported(int bm, int bn) {
+  return (bm == 128 && bn % 16 == 0 && bn >= 16 && bn <= 256) || (bm == 256 && bn == 128);
+}
+// The tiles that may run as a cluster of 2 (the three tiles it was measured with).
+inline bool cluster_tile(int bm, int bn) {
   return (bm == 128 && bn == 256) || (bm == 256 && bn == 128) || (bm == 128 && bn == 128);
 }
 
@@ -800,6 +764,14 @@ void launch_impl(const __half* A, const __half* B, __half* C, int64_t m, int64_t
   check(cudaGetLastError(), "f16_gemm_kernel launch");
 }
 
+// Tile 128 x cfg.bn: one instantiation per N step of 16.
+template <int BN>
+void launch_bm128(const __half* A, const __half* B, __half* C, int64_t m, int64_t n, int64_t k, int64_t l,
+                  const F16GemmConfig& cfg, void* workspace, cudaStream_t stream) {
+  if (cfg.bn == BN) return launch_impl<128, BN, 1>(A, B, C, m, n, k, l, cfg, workspace, stream);
+  if constexpr (BN < 256) launch_bm128<BN + 16>(A, B, C, m, n, k, l, cfg, workspace, stream);
+}
+
 }  // namespace f16_detail
 
 // ------------------------------------------------------------------------------------------
@@ -824,16 +796,17 @@ inline void f16_gemm_launch(const __half* A, const __half* B, __half* C, int64_t
   if (reinterpret_cast<uintptr_t>(C) % 4 != 0) throw std::runtime_error("f16_gemm: C must be 4-byte aligned");
   const int cm = cfg.cluster_m;
   if (cm != 1 && cm != 2) throw std::runtime_error("f16_gemm: cluster_m must be 1 or 2");
-  if (cfg.bm == 128 && cfg.bn == 256)
-    return cm == 1 ? launch_impl<128, 256, 1>(A, B, C, m, n, k, l, cfg, workspace, stream)
-                   : launch_impl<128, 256, 2>(A, B, C, m, n, k, l, cfg, workspace, stream);
-  if (cfg.bm == 256 && cfg.bn == 128)
-    return cm == 1 ? launch_impl<256, 128, 1>(A, B, C, m, n, k, l, cfg, workspace, stream)
-                   : launch_impl<256, 128, 2>(A, B, C, m, n, k, l, cfg, workspace, stream);
-  if (cfg.bm == 128 && cfg.bn == 128)
-    return cm == 1 ? launch_impl<128, 128, 1>(A, B, C, m, n, k, l, cfg, workspace, stream)
-                   : launch_impl<128, 128, 2>(A, B, C, m, n, k, l, cfg, workspace, stream);
-  throw std::runtime_error("f16_gemm: unsupported tile " + std::to_string(cfg.bm) + "x" + std::to_string(cfg.bn));
+  if (!tile_supported(cfg.bm, cfg.bn))
+    throw std::runtime_error("f16_gemm: unsupported tile " + std::to_string(cfg.bm) + "x" + std::to_string(cfg.bn) +
+                             " (expected 128 x 16..256 in steps of 16, or 256 x 128)");
+  if (cm == 2) {
+    if (cfg.bm == 128 && cfg.bn == 256) return launch_impl<128, 256, 2>(A, B, C, m, n, k, l, cfg, workspace, stream);
+    if (cfg.bm == 256 && cfg.bn == 128) return launch_impl<256, 128, 2>(A, B, C, m, n, k, l, cfg, workspace, stream);
+    if (cfg.bm == 128 && cfg.bn == 128) return launch_impl<128, 128, 2>(A, B, C, m, n, k, l, cfg, workspace, stream);
+    throw std::runtime_error("f16_gemm: cluster_m 2 needs tile 128x256, 256x128 or 128x128");
+  }
+  if (cfg.bm == 256) return launch_impl<256, 128, 1>(A, B, C, m, n, k, l, cfg, workspace, stream);
+  launch_bm128<16>(A, B, C, m, n, k, l, cfg, workspace, stream);
 }
 
 // Cost model (units: k-block x 128x256-tile-area): persistent waves = ceil(units / SMs);
@@ -846,11 +819,11 @@ inline void f16_gemm_launch(const __half* A, const __half* B, __half* C, int64_t
 inline double f16_cost(int64_t m, int64_t n, int64_t k, int64_t l, const F16GemmConfig& cfg,
                        int sm_count) {
   using namespace f16_detail;
+  if (!tile_supported(cfg.bm, cfg.bn)) return 1e300;
   double eff = 0.0;
-  if (cfg.bm == 256 && cfg.bn == 128) eff = 0.98;
-  if (cfg.bm == 128 && cfg.bn == 256) eff = 1.0;
-  if (cfg.bm == 128 && cfg.bn == 128) eff = 0.9;
-  if (eff == 0.0) return 1e300;
+  if (cfg.bm == 256) eff = 0.98;
+  else if (cfg.bn >= 128) eff = 0.9 + 0.1 * (cfg.bn - 128) / 128.0;
+  else eff = 0.9 - 0.3 * (128 - cfg.bn) / 112.0;
   const int64_t nk = std::max<int64_t>(1, k / 64);
   const int s = std::max(1, cfg.splits);
   const int64_t tiles = l * ceil_div(m, cfg.bm) * ceil_div(n, cfg.bn);
@@ -860,17 +833,24 @@ inline double f16_cost(int64_t m, int64_t n, int64_t k, int64_t l, const F16Gemm
   return waves * ((kb + 3.0) * area / eff + (s > 1 ? 20.0 * area : 0.0));
 }
 
+// The tiles the chooser considers, in order of preference on near-ties.
+inline std::vector<std::pair<int, int>> f16_tiles() {
+  std::vector<std::pair<int, int>> t{{128, 256}, {256, 128}, {128, 128}};
+  for (int bn = 16; bn <= 240; bn += 16)
+    if (bn != 128) t.emplace_back(128, bn);
+  return t;
+}
+
 inline F16GemmConfig choose_f16_config(int64_t m, int64_t n, int64_t k, int64_t l, int sm_count) {
-  const int tiles[3][2] = {{128, 256}, {256, 128}, {128, 128}};
   const int64_t nk = std::max<int64_t>(1, k / 64);
   F16GemmConfig best;
   double best_cost = 1e300;
-  for (const auto& t : tiles) {
+  for (const auto& t : f16_tiles()) {
     for (int s = 1; s <= 16; ++s) {
       if (s > 1 && nk / s < 8) break;  // keep >= 512 of K per split
       F16GemmConfig c;
-      c.bm = t[0];
-      c.bn = t[1];
+      c.bm = t.first;
+      c.bn = t.second;
       c.splits = s;
       const double cost = f16_cost(m, n, k, l, c, sm_count);
       if (cost < best_cost * 0.99) {  // prefer fewer splits / earlier candidates on near-ties
