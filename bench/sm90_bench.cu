@@ -1,14 +1,14 @@
 // Timing harness for the sm90 kernel (development tool, not the official benchmark): for each
 // shape, the registered choice (`sm90`), each path forced with its own heuristic (fused v5,
-// two-phase v4), and with --sweep the fused path's M tiles x splits (the grid its cost model was
-// fitted to) side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on same-sized fp16
+// two-phase v4), with --sweep the fused path's M tiles x splits and with --sweep-2phase the
+// two-phase path's tiles x splits (the grids their cost models were fitted to) side by side, plus cuBLASLt FP16 (TN, FP32 accumulation) on same-sized fp16
 // operands as the yardstick, and dequantize-then-cuBLASLt end to end (both operands dequantized
 // to fp16 by src/problem/dequant, then the same cuBLASLt call).
 // Timed by src/measure, as nvfp4bench times kernels: cold (L2 flushed before each sample), the
 // median (and min) of --samples samples after 3 warm-up calls.
 // With GPU MODE data every partial sum is exact in FP32, so every variant must give the same
 // bits as the registered choice: the harness checks that too.
-//   usage: sm90_bench [--samples N] [--sweep] [MxNxK ...]
+//   usage: sm90_bench [--samples N] [--sweep] [--sweep-2phase] [MxNxK ...]
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 
@@ -22,6 +22,7 @@
 #include "src/device/buffer.hpp"
 #include "src/device/device_info.hpp"
 #include "src/measure/measure.hpp"
+#include "kernels/sm90/f16_mainloop.cuh"
 #include "kernels/sm90/sm90_gemm.hpp"
 #include "src/problem/problem.hpp"
 #include "src/problem/dequant.hpp"
@@ -144,12 +145,13 @@ bool parse_shape(const char* s, Shape& out) {
 
 int main(int argc, char** argv) {
   Timer tm;
-  bool sweep = false;
+  bool sweep = false, sweep2 = false;
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     Shape s;
     if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) tm.samples = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--sweep-2phase")) sweep2 = true;
     else if (parse_shape(argv[i], s)) shapes.push_back(s);
     else { std::fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
   }
@@ -192,6 +194,23 @@ int main(int argc, char** argv) {
           if (!dup) variants.emplace_back("", c);
         }
       }
+    }
+    if (sweep2) {  // the two-phase path's candidates (f16_mainloop.cuh, choose_f16_config)
+      const int64_t nk = s.k / 64;
+      for (const auto& t : sm90::f16_tiles())
+        for (int sp : {1, 2, 3, 4, 6, 8}) {
+          if (sp > 1 && nk / sp < 8) break;
+          sm90::Config c;
+          c.version = 4;
+          c.f16_bm = t.first;
+          c.f16_bn = t.second;
+          c.f16_group = (s.m + t.first - 1) / t.first >= 16 ? 16 : 8;
+          c.split = sp;
+          c = sm90::normalize(s, c);
+          bool dup = c.split != sp || sm90::workspace_bytes(s, c) > (size_t(3) << 30);
+          for (const auto& v : variants) dup = dup || same(v.second, c);
+          if (!dup) variants.emplace_back("", c);
+        }
     }
     const auto [cub, e2e] = cublas_fp16_us(s, dt, tm, stream.get());
     std::printf("shape %lldx%lldx%lld  cuBLASLt fp16: %.1f us (%.0f TFLOP/s)  dequant+cuBLASLt: %.1f us\n",

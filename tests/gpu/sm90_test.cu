@@ -188,7 +188,7 @@ TEST(Sm90Gemm, BenchmarkShapes) {
     }
 }
 
-// The two-phase path (v4): every mainloop tile, with and without in-kernel split-K, on shapes
+// The two-phase path (v4): the mainloop's tile shapes, with and without in-kernel split-K, on shapes
 // that are not multiples of any tile (TMA zero-fills the edges; the stores are masked), L > 1,
 // and K as small as the kernel accepts.
 static sm90::Config two_phase(int bm, int bn, int split) {
@@ -210,6 +210,24 @@ TEST(Sm90Gemm, TwoPhaseEveryTileAndSplit) {
       for (int split : {1, 3})
         for (Dist d : {Dist::GpuMode, Dist::Normal}) {
           const sm90::Config c = two_phase(t.first, t.second, split);
+          const Check r = run_and_check(s, d, ++seed, c);
+          EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
+                              << "/" << r.checked << " bad, first " << r.first;
+        }
+}
+
+// The mainloop's N tiles in steps of 16 (tile 128 x 16..256): the TMA-store epilogue with its
+// BN % 64 tail columns stored from the fragments (N % 8 == 0, ragged and exact multiples of the
+// tile), the masked epilogue (N % 8 != 0), split-K, L > 1, K = 64.
+TEST(Sm90Gemm, TwoPhaseEveryNStep) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{300, 520, 1024, 2}, {130, 260, 192, 3}, {256, 576, 512, 1}, {1, 8, 64, 1}};
+  uint64_t seed = 450;
+  for (int bn = 16; bn <= 256; bn += 16)
+    for (const Shape& s : shapes)
+      for (int split : {1, 3})
+        for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+          const sm90::Config c = two_phase(128, bn, split);
           const Check r = run_and_check(s, d, ++seed, c);
           EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
                               << "/" << r.checked << " bad, first " << r.first;
@@ -276,7 +294,8 @@ TEST(Sm90Gemm, FusedManyUnitsAndGpuModeShapes) {
 TEST(Sm90Gemm, EveryPathOnLargeAndGpuModeShapes) {
   NVFP4_REQUIRE_SM90();
   const Shape shapes[] = {{2304, 4608, 7168, 1}, {4096, 4096, 4096, 1}, {1024, 7168, 2048, 2},
-                          {384, 7168, 2304, 1},  {128, 7168, 2048, 1}};
+                          {384, 7168, 2304, 1},  {128, 7168, 2048, 1},  {4096, 576, 7168, 1},
+                          {4096, 1536, 7168, 1}};
   uint64_t seed = 500;
   for (const Shape& s : shapes)
     for (sm90::Path p : {sm90::Path::Auto, sm90::Path::Fused, sm90::Path::TwoPhase})
@@ -297,7 +316,8 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   DeviceTensors dt;
   dt.allocate(s);
   generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
-  for (const sm90::Config c : {two_phase(128, 128, 4), two_phase(256, 128, 7), fused(128, 8),
+  for (const sm90::Config c : {two_phase(128, 128, 4), two_phase(256, 128, 7), two_phase(128, 144, 5),
+                               fused(128, 8),
                                fused(16, 13), fused(256, 5), fused(64, 16)}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
