@@ -809,28 +809,29 @@ inline void f16_gemm_launch(const __half* A, const __half* B, __half* C, int64_t
   launch_bm128<16>(A, B, C, m, n, k, l, cfg, workspace, stream);
 }
 
-// Cost model (units: k-block x 128x256-tile-area): persistent waves = ceil(units / SMs);
-// per wave (k-blocks per unit + 3 for fill/epilogue) * area / eff, plus ~20 for split-K
-// (FP32 partials through memory + the serial last-split reduce). Calibrated on an H200
-// (132 SMs) against a config sweep of this kernel: 256x128 measured slightly faster than
-// 128x256 for large square shapes; 128x128 wins for small-M / short-K shapes.
-
-// The model's cost of `cfg` (bm, bn, splits), in units; infinity for a tile not built.
-inline double f16_cost(int64_t m, int64_t n, int64_t k, int64_t l, const F16GemmConfig& cfg,
-                       int sm_count) {
+// Cost model of the mainloop, in microseconds on an H200 (132 SMs): persistent waves =
+// ceil(units / SMs), each of (k-blocks per unit) x (0.101 + 0.246 w) us, w = BN / 128 (2 for
+// 256x128, +0.012 us per k-block), plus 1.38 w us of fill and epilogue per wave; split-K adds
+// per wave 4.38 us + 0.613 s w us (FP32 partials written and read back by the last split).
+// Fitted, with the decode pass of the two-phase path (sm90_two_phase.cu), to every tile x split
+// 1-8 of 37 shapes (bench/results/h200/2026-12-01-sm90-nstep/fit, sm90_bench --sweep-2phase):
+// relative least squares over the configurations within 1.5x of each shape's fastest. Its pick
+// is within 1 % of the measured best on average and 9 % at worst (tests/unit/sm90_host_test.cpp).
+// The wider the tile, the more of each k-block's fixed cost it amortises; the narrower, the more
+// evenly the tiles fill the SMs (N = 576: four 144-wide tiles make 128 units at M = 4096).
+inline double f16_mainloop_us(int64_t m, int64_t n, int64_t k, int64_t l, const F16GemmConfig& cfg,
+                              int sm_count) {
   using namespace f16_detail;
   if (!tile_supported(cfg.bm, cfg.bn)) return 1e300;
-  double eff = 0.0;
-  if (cfg.bm == 256) eff = 0.98;
-  else if (cfg.bn >= 128) eff = 0.9 + 0.1 * (cfg.bn - 128) / 128.0;
-  else eff = 0.9 - 0.3 * (128 - cfg.bn) / 112.0;
   const int64_t nk = std::max<int64_t>(1, k / 64);
   const int s = std::max(1, cfg.splits);
   const int64_t tiles = l * ceil_div(m, cfg.bm) * ceil_div(n, cfg.bn);
-  const double area = static_cast<double>(cfg.bm * cfg.bn) / (128.0 * 256.0);
+  const double w = cfg.bm == 256 ? 2.0 : cfg.bn / 128.0;
   const double waves = static_cast<double>(ceil_div(tiles * s, std::max(1, sm_count)));
   const double kb = static_cast<double>(ceil_div(nk, s));
-  return waves * ((kb + 3.0) * area / eff + (s > 1 ? 20.0 * area : 0.0));
+  double t = waves * kb * (0.1006 + 0.2456 * w + (cfg.bm == 256 ? 0.0116 : 0.0)) + waves * w * 1.3809;
+  if (s > 1) t += waves * (4.3835 + 0.6133 * s * w);
+  return t;
 }
 
 // The tiles the chooser considers, in order of preference on near-ties.
@@ -846,13 +847,13 @@ inline F16GemmConfig choose_f16_config(int64_t m, int64_t n, int64_t k, int64_t 
   F16GemmConfig best;
   double best_cost = 1e300;
   for (const auto& t : f16_tiles()) {
-    for (int s = 1; s <= 16; ++s) {
+    for (int s : {1, 2, 3, 4, 6, 8}) {  // the splits the model was fitted to
       if (s > 1 && nk / s < 8) break;  // keep >= 512 of K per split
       F16GemmConfig c;
       c.bm = t.first;
       c.bn = t.second;
       c.splits = s;
-      const double cost = f16_cost(m, n, k, l, c, sm_count);
+      const double cost = f16_mainloop_us(m, n, k, l, c, sm_count);
       if (cost < best_cost * 0.99) {  // prefer fewer splits / earlier candidates on near-ties
         best_cost = cost;
         best = c;

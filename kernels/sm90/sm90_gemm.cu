@@ -44,33 +44,37 @@ V5Layout v5_layout(const Shape& s, const Config& c) {
   return w;
 }
 
-// v5 cost model, fitted on an H200 to every M tile x split 1..16 of the 34 shapes with M <= 512
-// of the two shipped sweep configs (sm90_bench --v5, 15 cold samples each, one run:
-// bench/notes-sm90.md, "v5"): a CTA spends per 64-wide K block of its unit ~0.37 / 0.39 / 0.42
-// / 0.56 / 0.76 us for M tiles 16 / 32 / 64 / 128 / 256 (32 interpolated: not measured), per
-// round of units (persistent CTAs: rounds = ceil(units / SMs)) ~3.5 us of fill and epilogue,
-// ~1.6 us more with split-K; the last split of a tile reads all partials (~1.3 us per split per
-// 128x128 of tile, for each round of tiles); ~2.5 us per call. rms error 19 %, but its pick is
-// within 0.5 % of the measured best on average and 7.3 % at worst (tests/unit/sm90_host_test.cpp).
-double estimate_v5_us(const Shape& s, const Config& c, int sms) {
+}  // namespace
+
+// v5 cost model, in microseconds on an H200 (132 SMs). A CTA spends per 64-wide K block of its unit
+// 0.390 / 0.397 / 0.404 / 0.493 / 0.658 us for M tiles 16 / 32 / 64 / 128 / 256 (32 interpolated:
+// not measured); per round of units (persistent CTAs: rounds = ceil(units / SMs)) 1.52 us of fill
+// and epilogue, with split-K 1.57 us + 2.78 us per 128 rows of M tile more (its FP32 partial
+// written), and the last split of a tile reads all partials (0.35 us per split per 128 rows, per
+// round of tiles); the A prepass costs 1.32 us per million elements of A, and 5.25 us per call.
+// Fitted (relative least squares over the configurations within 1.5x of each shape's fastest) to
+// every M tile x split of the 34 shapes with M <= 512 of the two shipped sweep configs (sm90_bench
+// --v5, 2026-11-30: the table in tests/unit/sm90_host_test.cpp) and of 26 shapes with M >= 384
+// (sm90_bench --sweep, bench/results/h200/2026-12-01-sm90-nstep/fit/sweep-fused.txt).
+double estimate_fused_us(const Shape& s, const Config& c, int sms) {
   double block_us = 0.0;
   switch (c.mt) {
-    case 16: block_us = 0.365; break;
-    case 32: block_us = 0.39; break;
-    case 64: block_us = 0.419; break;
-    case 128: block_us = 0.557; break;
-    default: block_us = 0.756; break;
+    case 16: block_us = 0.3903; break;
+    case 32: block_us = 0.3973; break;
+    case 64: block_us = 0.4043; break;
+    case 128: block_us = 0.4931; break;
+    default: block_us = 0.6584; break;
   }
   const int64_t nk = s.k / kGranuleK;
   const int64_t tiles = v5_layout(s, c).tiles;
   const int64_t rounds = ceil_div(tiles * c.split, std::max(1, sms));
   const bool sk = c.split > 1;
-  double t = double(rounds) * (double(ceil_div(nk, c.split)) * block_us + 3.486 + (sk ? 1.635 : 0.0));
-  if (sk) t += 1.321 * double(ceil_div(tiles, std::max(1, sms))) * c.split * c.mt / 128.0;
-  return t + 2.46;
+  double t = double(rounds) * (double(ceil_div(nk, c.split)) * block_us + 1.5241 +
+                               (sk ? 1.5683 + 2.7772 * c.mt / 128.0 : 0.0));
+  if (sk) t += 0.3455 * double(ceil_div(tiles, std::max(1, sms))) * c.split * c.mt / 128.0;
+  return t + 1.3209 * double(s.l) * double(s.m) * double(s.k) * 1e-6 + 5.2477;
 }
 
-}  // namespace
 
 Availability availability(const DeviceInfo& dev) {
   if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};
@@ -113,7 +117,7 @@ int current_sm_count() {
 
 // The fused path's choice among the configurations the model was fitted to: the smallest M tile
 // that holds M (16 at least, 256 at most), half of it, and 256 above M = 128; splits 1-6, 8, 12
-// and 16 (partials under 1 GiB); cheapest by estimate_v5_us(), near-ties to the larger tile and
+// and 16 (partials under 1 GiB); cheapest by estimate_fused_us(), near-ties to the larger tile and
 // the smaller split.
 Config choose_fused_config(const Shape& s, int sms) {
   Config best;
@@ -132,7 +136,7 @@ Config choose_fused_config(const Shape& s, int sms) {
       c = normalize(s, c);
       if (c.split != split) continue;
       if (v5_layout(s, c).partial > (size_t(1) << 30)) break;
-      const double t = estimate_v5_us(s, c, sms);
+      const double t = estimate_fused_us(s, c, sms);
       if (t < best_t * 0.999) {
         best_t = t;
         best = c;
@@ -142,20 +146,19 @@ Config choose_fused_config(const Shape& s, int sms) {
   return best;
 }
 
-// The registered kernel's choice between the paths: the fused one decodes B (and reads the fp16
-// A) once per M tile and wins where few M tiles share B; the two-phase one pays one decode pass
-// over A and B and then runs the fp16 mainloop at its full rate, which wins at large M. Both
-// paths were timed on all 61 shapes of the two shipped sweep configs in one H200 run
-// (bench/results/h200/2026-11-30-sm90-v5/paths): the fused path (v5) is faster on 10 of the 11
-// shapes with M = 1024 (by up to 19 %), the two-phase path on the M >= 2304 ones or within 1.2 %;
-// no shipped shape lies between, so the threshold splits that gap. The rule is within 6 % of the
-// faster path on every shape, within 5 % on all but 1024x7168x18432 (tests/unit/sm90_host_test.cpp
-// checks it against that table). Comparing the two cost models instead was wrong by up to 37 %
-// (with v3), so the models choose only tiles and splits within a path.
+// The registered kernel's choice between the paths: the one its cost model says is faster. The
+// fused path decodes B (and reads the fp16 A) once per M tile and wins where few M tiles share B;
+// the two-phase one pays one decode pass over A and B and then runs the fp16 mainloop at its full
+// rate, which wins at large M, and at M = 1024 where its narrower tiles fill the SMs (N = 576,
+// 1536). Both models are fitted to the same H200's timings (bench/results/h200/2026-12-01-sm90-
+// nstep/fit); tests/unit/sm90_host_test.cpp checks the choice against both paths timed on every
+// shipped shape (the results folder's paths/).
 Config choose_config(const Shape& s, int sms, Path path) {
-  if (path == Path::TwoPhase || (path == Path::Auto && s.m >= kTwoPhaseMinM))
-    return choose_two_phase_config(s, sms);
-  return choose_fused_config(s, sms);
+  if (path == Path::TwoPhase) return choose_two_phase_config(s, sms);
+  const Config fused = choose_fused_config(s, sms);
+  if (path == Path::Fused) return fused;
+  const Config two = choose_two_phase_config(s, sms);
+  return estimate_two_phase_us(s, two, sms) < estimate_fused_us(s, fused, sms) ? two : fused;
 }
 
 size_t workspace_bytes(const Shape& s, const Config& c0) {
