@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sm90 kernel's evidence on an H200 (bench/results/h200/2026-11-30-sm90-v5/README.md):
+# The sm90 kernel's evidence on an H200 (bench/results/h200/2026-12-01-sm90-nstep/README.md):
 #   build       the sm90-only preset with ptxas -v; SASS counts of the two-phase objects
 #   tests       ctest -L gpu (every sm90 path and tile, references, peers, measurement)
 #   paths       both shipped sweep configs with the two paths forced (sm90-fused, sm90-2phase;
@@ -11,11 +11,16 @@
 #   bench       sm90_bench (timed by src/measure) on 12 shapes: the registered choice and each
 #               path forced, beside cuBLASLt fp16 and dequantize-then-cuBLASLt, in one process
 #               (not in the default list: run it by name)
+#   fit         sm90_bench --sweep-2phase on 37 shapes and --sweep on 26 (M >= 384): every
+#               configuration the two cost models choose from, the data they were fitted to and
+#               that tests/unit/sm90_host_test.cpp checks them against (not in the default list)
 #   limits      ncu of the fused kernel at 16x57344x8192 and 128x7168x16384: speed of light,
 #               memory, warp states and per-SASS-line stall samples, summarised by ncu_loop.py
 #               (not in the default list: run it by name)
 # Usage, from the repository root: OUT=out bash scripts/device/sm90-results.sh [STEP ...]
 # (default: all, about 8 minutes on one H200). Leaves one archive, $OUT/sm90-results.tgz.
+# NVFP4_REVISION=<commit> is baked into the build (and so the reports) where the tree's .git is
+# not its own.
 set -uo pipefail
 OUT=${OUT:-out}; R=$OUT/sm90-results; mkdir -p "$R"
 steps=("$@"); ((${#steps[@]})) || steps=(build tests paths sanitize sweep peers default)
@@ -27,7 +32,7 @@ step_build() {
     --format=csv,noheader | tee "$R/smi.txt"
   # Python kernels are left out of this build: kernel-py-results.sh builds and checks them.
   cmake --preset sm90-only -DNVFP4_PYTHON="$PY" -DNVFP4_SM90_PTXAS_VERBOSE=ON -DNVFP4_PYTHON_KERNELS=OFF \
-    > "$R/cmake.log" 2>&1 || return 1
+    -DNVFP4_REVISION="${NVFP4_REVISION:-}" > "$R/cmake.log" 2>&1 || return 1
   cmake --build build-sm90 -j"$(nproc)" > "$R/build.log" 2>&1 || { grep -B2 -A8 -m5 error "$R/build.log"; return 1; }
   grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "f16_gemm_kernel" | sed 's/ptxas info *: //' > "$R/ptxas_f16.txt"
   grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "fused_kernel" | sed 's/ptxas info *: //' > "$R/ptxas_fused.txt"
@@ -100,6 +105,26 @@ step_bench() {
     16x7168x16384 16x57344x8192 128x36864x7168 512x512x7168 128x576x7168 256x7168x2048 \
     1024x7168x16384 1024x576x7168 384x7168x2304 > "$R/sm90_bench.txt" 2>&1
   echo "sm90_bench rc=$?, variants not bit-equal to the registered choice: $(grep -c MISMATCH "$R/sm90_bench.txt")"
+}
+
+step_fit() {
+  mkdir -p "$R/fit"
+  timeout 300 build-sm90/sm90_bench --samples 10 --sweep-2phase 4096x576x7168 4096x1536x7168 2304x4608x7168 \
+    4096x4096x7168 4096x7168x2048 4096x24576x1536 4096x32768x512 4096x8192x8192 4096x10240x8192 4096x4096x4096 \
+    2048x8192x8192 1024x576x7168 1024x1536x7168 1024x4096x7168 1024x10240x8192 1024x7168x18432 512x512x7168 \
+    512x1536x7168 8192x8192x8192 4096x7168x16384 4096x57344x8192 > "$R/fit/sweep-2phase-1.txt" 2>&1
+  echo "sweep-2phase-1 rc=$?"
+  timeout 300 build-sm90/sm90_bench --samples 10 --sweep-2phase 384x7168x2304 512x4096x512 256x7168x2048 \
+    256x7168x256 1024x7168x2048 1024x7168x16384 1024x8192x8192 1024x8192x28672 1024x24576x1536 1024x32768x512 \
+    1024x36864x7168 1024x57344x8192 4096x7168x18432 4096x8192x28672 4096x36864x7168 128x576x7168 \
+    > "$R/fit/sweep-2phase-2.txt" 2>&1
+  echo "sweep-2phase-2 rc=$?"
+  timeout 200 build-sm90/sm90_bench --samples 10 --sweep 1024x576x7168 1024x1536x7168 1024x4096x7168 \
+    1024x7168x2048 1024x7168x16384 1024x7168x18432 1024x8192x8192 1024x8192x28672 1024x10240x8192 1024x24576x1536 \
+    1024x32768x512 1024x36864x7168 1024x57344x8192 2048x8192x8192 2304x4608x7168 4096x576x7168 4096x1536x7168 \
+    4096x4096x4096 4096x4096x7168 4096x7168x2048 4096x24576x1536 4096x32768x512 4096x8192x8192 512x1536x7168 \
+    512x512x7168 384x7168x2304 > "$R/fit/sweep-fused.txt" 2>&1
+  echo "sweep-fused rc=$?; variants not bit-equal to the registered choice: $(cat "$R"/fit/*.txt | grep -c MISMATCH)"
 }
 
 step_limits() {
