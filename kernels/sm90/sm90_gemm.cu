@@ -1,6 +1,7 @@
 // `sm90`: NVFP4 GEMM for Hopper (sm_90a) - host side: shape rules, the two paths' tile/split
 // heuristics, the fused path's launch (v5, sm90_fused.cuh) and the Gemm objects. The registered
-// kernel takes, per shape, the fused path or the two-phase path v4 (sm90_two_phase.cu).
+// kernel takes, per shape, the fused path or the two-phase path v4 (sm90_two_phase.cu), whichever
+// its cost models say is faster.
 #include "kernels/sm90/sm90_gemm.hpp"
 
 #include <cuda_fp16.h>
@@ -278,8 +279,11 @@ class Sm90Gemm final : public Gemm {
         "the kernel";
     if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")";
     if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")";
-    return "Hopper sm_90a, per shape one of two paths (two-phase from M = 2048, else fused) - " + fused + "; " + two +
+    return "Hopper sm_90a, per shape the faster of two paths by their cost models - " + fused + "; " + two +
            "; FP32 accumulation";
+  }
+  std::string configuration(const Shape& s) const override {
+    return describe(choose_config(s, current_sm_count(), path_));
   }
   Availability availability(const DeviceInfo& dev) const override { return sm90::availability(dev); }
   std::string shape_error(const Shape& s) const override { return sm90::shape_error(s); }

@@ -49,6 +49,8 @@ void print_summary(const CaseResult& r, const Context& ctx, std::FILE* out) {
                    ctx.dev.cc_string().c_str(), ctx.dev.sm_count);
   if (r.kernel_timing)
     std::fprintf(out, "kernel    %-14s %s\n", r.kernel.c_str(), time_line(*r.kernel_timing).c_str());
+  if (r.kernel_timing && !r.kernel_configuration.empty())
+    std::fprintf(out, "config    %s\n", r.kernel_configuration.c_str());
   if (r.reference_timing)
     std::fprintf(out, "reference %-14s %s\n", r.reference.c_str(), time_line(*r.reference_timing).c_str());
   else

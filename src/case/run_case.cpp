@@ -291,6 +291,7 @@ CasePlan plan_case(const CaseSpec& spec, Context& ctx, CaseResult& r) {
   r.kernel = p.kernel->name();
   r.kernel_asked = spec.kernel;
   r.kernel_description = p.kernel->description();
+  r.kernel_configuration = p.kernel->configuration(s);
   r.reference = p.reference->name();
   r.reference_description = p.reference->description();
   p.c_elems = s.l * s.m * s.n;

@@ -70,6 +70,9 @@ class Gemm {
   virtual int auto_rank() const { return 0; }
   // Peers whose numerics differ from NVFP4 (FP8 formats) say so in the report.
   virtual bool same_numerics() const { return true; }
+  // What a kernel that chooses per shape runs for this one (path, tile, split), for the report;
+  // empty when there is no choice to report.
+  virtual std::string configuration(const Shape&) const { return {}; }
 };
 
 }  // namespace nvfp4

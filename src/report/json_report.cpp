@@ -159,6 +159,7 @@ json to_json(const CaseResult& c, bool keep_samples) {
             {"message", c.message},
             {"tolerance", {{"rtol", c.tolerance.rtol}, {"atol", c.tolerance.atol}}},
             {"notes", c.notes}};
+  if (!c.kernel_configuration.empty()) j["kernel"]["configuration"] = c.kernel_configuration;
   if (c.verification) j["verification"] = verify_json(*c.verification);
   if (c.speed_of_light) {
     const SolResult& sol = *c.speed_of_light;

@@ -42,6 +42,7 @@ struct CaseResult {
   Problem problem;
   std::string kernel, kernel_description;  // the kernel that ran (resolved)
   std::string kernel_asked;  // what the run asked for ("auto" or a name); empty: the same
+  std::string kernel_configuration;  // Gemm::configuration() for this problem; may be empty
   std::string reference, reference_description;
   Disposition disposition = Disposition::Error;
   std::string message;  // one line: why not passed

@@ -125,3 +125,19 @@ TEST(SpeedOfLight, FilledForAKnownGpuAndAbsentWithoutOne) {
   EXPECT_FALSE(r.speed_of_light->known);
   EXPECT_EQ(to_json(r, false)["speed_of_light"]["known"], false);
 }
+
+// A kernel that chooses per shape reports its choice (`kernel.configuration`); one without a
+// choice leaves the key out.
+TEST(HostPipeline, ReportCarriesTheKernelsConfigurationOnlyWhenItHasOne) {
+  Context ctx;
+  ctx.dev.has_gpu = false;
+  CaseSpec spec;
+  spec.problem = {{16, 16, 64, 1}, Dist::Normal, 1};
+  spec.measure.warmup = 0;
+  spec.measure.iters = 1;
+  CaseResult r = run_case(spec, ctx);
+  EXPECT_EQ(r.kernel_configuration, "");
+  EXPECT_FALSE(to_json(r, false)["kernel"].contains("configuration"));
+  r.kernel_configuration = "two-phase 128x144 split 1 group 16";
+  EXPECT_EQ(to_json(r, false)["kernel"]["configuration"], "two-phase 128x144 split 1 group 16");
+}

@@ -313,6 +313,12 @@ TEST(Sm90Gemm, PathsAndMainloopAreRegistered) {
   EXPECT_EQ(sm90::choose_config(small, 132).version, 5);
   // The two-phase path carries the mainloop heuristic's whole choice, its raster group included.
   EXPECT_EQ(sm90::choose_config(big, 132).f16_group, 16);
+  // The report names what ran per problem (132 SMs assumed without a GPU): N = 576 at M = 4096
+  // takes four 144-wide two-phase tiles; the forced paths name their own path's choice.
+  EXPECT_EQ(make_gemm("sm90", Role::Kernel)->configuration(Shape{4096, 576, 7168, 1}),
+            "two-phase 128x144 split 1 group 16");
+  EXPECT_EQ(make_gemm("sm90-fused", Role::Kernel)->configuration(Shape{4096, 576, 7168, 1}).rfind("fused ", 0), 0u);
+  EXPECT_EQ(make_gemm("sm90", Role::Kernel)->configuration(small), "fused 128x128 split 2");
   // The two-phase workspace holds both fp16 operands.
   EXPECT_GE(sm90::workspace_bytes(big, sm90::choose_config(big, 132)), size_t(2) * 4096 * 4096 * 2);
 }
