@@ -95,7 +95,8 @@ step_tool() {
 step_sm90() {
   need_build || return 2
   local d="$OUT/sm90"; mkdir -p "$d"
-  # The current evidence (2026-11-30-sm90-v5): its own script, its own sm90-only build.
+  # The current evidence (2026-12-01-sm90-nstep; add the steps fit and limits for its fit/ and
+  # 2026-11-30-sm90-v5/limits): its own script, its own sm90-only build.
   OUT="$d" bash scripts/device/sm90-results.sh
   # The registered kernel from build/ under the sanitizers, and the fused path's tile/split
   # heuristic on held-out shapes (its cost model was fitted to the shipped sweep shapes).

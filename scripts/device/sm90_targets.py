@@ -2,7 +2,8 @@
 """The sm90 kernel's standing against its targets, from the reports of
 scripts/device/sm90-results.sh: per case of the two shipped sweeps, sm90 beside dequant-f16 and
 f16-predeq; the floor, small-M, benchmark-shape and large-M summaries; the large shapes with the
-mainloop peer (sm90-f16-predeq) beside cuBLASLt (f16-predeq).
+mainloop peer (sm90-f16-predeq) beside cuBLASLt (f16-predeq); with paths/, the path each case
+took (the report's kernel.configuration) against both paths forced on the same shape.
 Usage: scripts/device/sm90_targets.py RESULTS_DIR   (the folder holding sweep/ and peers/)"""
 import glob
 import json
@@ -16,13 +17,13 @@ for f in sorted(glob.glob(d + "/sweep/*.json")):
         p = c["problem"]
         k = c["kernel_timing"]["stats"]["median_us"]
         peers = {t["name"]: t["stats"]["median_us"] for t in c.get("peers", []) if t.get("ran")}
-        cases.append(((p["m"], p["n"], p["k"], p["l"]), c["kernel"]["name"], c["disposition"], k,
+        cases.append(((p["m"], p["n"], p["k"], p["l"]), c["kernel"].get("configuration", ""), c["disposition"], k,
                       peers.get("dequant-f16"), peers.get("f16-predeq")))
 def gm(xs): return math.exp(sum(map(math.log, xs)) / len(xs))
-print("| shape | sm90 us | dequant-f16 us | f16-predeq us | vs dequant-f16 | vs f16-predeq |")
-print("|---|---|---|---|---|---|")
-for s, kn, disp, k, dq, pd in sorted(cases):
-    print("| %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |" % ("x".join(map(str, s[:3])), k, dq, pd, dq / k, pd / k))
+print("| shape | sm90 ran | sm90 us | dequant-f16 us | f16-predeq us | vs dequant-f16 | vs f16-predeq |")
+print("|---|---|---|---|---|---|---|")
+for s, cfg, disp, k, dq, pd in sorted(cases):
+    print("| %s | %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |" % ("x".join(map(str, s[:3])), cfg or "-", k, dq, pd, dq / k, pd / k))
 print()
 print("cases", len(cases), "passed", sum(c[2] == "passed" for c in cases))
 below = [c for c in cases if c[4] / c[3] < 1.0]
@@ -42,3 +43,22 @@ for f in sorted(glob.glob(d + "/peers/*.json")):
     peers = {t["name"]: t["stats"]["median_us"] for t in c.get("peers", []) if t.get("ran")}
     k = c["kernel_timing"]["stats"]["median_us"]
     print("| %dx%dx%d | %.1f | %.1f | %.1f | %.3fx | %.2fx |" % (p["m"], p["n"], p["k"], k, peers["sm90-f16-predeq"], peers["f16-predeq"], peers["f16-predeq"] / peers["sm90-f16-predeq"], peers["dequant-f16"] / k))
+
+forced = {}
+for f in sorted(glob.glob(d + "/paths/*.json")):
+    if f.endswith("-paths.json"): continue  # the derived sweep configs
+    for c in json.load(open(f))["cases"]:
+        p = c["problem"]
+        forced.setdefault((p["m"], p["n"], p["k"], p["l"]), {}).setdefault(c["kernel"]["name"], c["kernel_timing"]["stats"]["median_us"])
+if forced:
+    took = {s: cfg for s, cfg, *_ in cases}
+    rows = []
+    for s, t in sorted(forced.items()):
+        if s not in took or not took[s]: continue
+        path = "sm90-2phase" if took[s].startswith("two-phase") else "sm90-fused"
+        rows.append((t[path] / min(t.values()), s, path))
+    worse = [r for r in rows if r[0] > 1.0]
+    print()
+    print("paths: %d shapes, two-phase taken on %d; the path taken is the faster forced one on %d, "
+          "slower on %d (worst %.3fx at %s)" % (len(rows), sum(r[2] == "sm90-2phase" for r in rows), len(rows) - len(worse),
+                                                len(worse), max(r[0] for r in rows), "x".join(map(str, max(rows)[1][:3]))))

@@ -282,8 +282,8 @@ TEST(Sm90Gemm, PathChoiceIsNearTheMeasuredFasterPath) {
   // 4096x4096x4096, 4096x4096x7168, 4096x8192x8192; fused at the other 18 (M = 2048 and the
   // short-K M = 4096 shapes included, each within 2 % of the two-phase path or faster)
   EXPECT_EQ(two_phase, 8);
-  // Where M <= 128 the fused path is at least 1.4x faster on every shipped shape (both paths
-  // timed: bench/results/h200/2026-11-30-sm90-v5/paths); the models agree.
+  // Where M <= 128 the fused path is at least 1.14x faster on every shipped shape (both paths
+  // timed: bench/results/h200/2026-12-01-sm90-nstep/paths); the models agree.
   for (const Shape s : {Shape{16, 576, 7168, 1}, Shape{16, 57344, 8192, 1}, Shape{128, 7168, 16384, 1},
                         Shape{128, 576, 7168, 1}, Shape{128, 32768, 512, 1}, Shape{128, 256, 256, 1}})
     EXPECT_EQ(sm90::choose_config(s, 132).version, 5) << s.m << "x" << s.n << "x" << s.k;
