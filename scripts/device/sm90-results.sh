@@ -14,6 +14,8 @@
 #   fit         sm90_bench --sweep-2phase on 37 shapes and --sweep on 26 (M >= 384): every
 #               configuration the two cost models choose from, the data they were fitted to and
 #               that tests/unit/sm90_host_test.cpp checks them against (not in the default list)
+#   heldout     the same sweeps on 10 shapes outside the fit: the models' held-out check (read
+#               by tests/unit/sm90_host_test.cpp; not in the default list)
 #   limits      ncu of the fused kernel at 16x57344x8192 and 128x7168x16384: speed of light,
 #               memory, warp states and per-SASS-line stall samples, summarised by ncu_loop.py
 #               (not in the default list: run it by name)
@@ -125,6 +127,18 @@ step_fit() {
     4096x4096x4096 4096x4096x7168 4096x7168x2048 4096x24576x1536 4096x32768x512 4096x8192x8192 512x1536x7168 \
     512x512x7168 384x7168x2304 > "$R/fit/sweep-fused.txt" 2>&1
   echo "sweep-fused rc=$?; variants not bit-equal to the registered choice: $(cat "$R"/fit/*.txt | grep -c MISMATCH)"
+}
+
+step_heldout() {
+  mkdir -p "$R/fit"
+  local s="3072x2560x4096 6144x1024x5120 1536x3584x7168 4096x2816x3072 2560x6144x2048 8192x768x4096
+    1024x2304x6144 3000x5000x3072 1536x1024x8192 2048x1536x4096"
+  # shellcheck disable=SC2086
+  timeout 200 build-sm90/sm90_bench --samples 10 --sweep-2phase $s > "$R/fit/heldout-2phase.txt" 2>&1
+  echo "heldout-2phase rc=$?"
+  # shellcheck disable=SC2086
+  timeout 150 build-sm90/sm90_bench --samples 10 --sweep $s > "$R/fit/heldout-fused.txt" 2>&1
+  echo "heldout-fused rc=$?; variants not bit-equal: $(cat "$R"/fit/heldout-*.txt | grep -c MISMATCH)"
 }
 
 step_limits() {
