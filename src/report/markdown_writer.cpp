@@ -38,7 +38,11 @@ class MarkdownWriter final : public ReportWriter {
           r.t->role != "kernel" ? "-" : disposition_name(r.c->disposition);
       out += fmt::format(
           "| {}x{}x{} L={} {} | {} ({}) | {} | {:.3f} | {} | {:.4g} | {:.4g} | {} | {} | {} | {} |\n",
-          sh.m, sh.n, sh.k, sh.l, dist_name(r.c->problem.dist), md_cell(r.t->name), r.t->role,
+          sh.m, sh.n, sh.k, sh.l, dist_name(r.c->problem.dist), md_cell(r.t->name),
+          // a kernel that chooses per shape says what it ran: "sm90 (kernel: fused 128x128 split 2)"
+          r.t->role == "kernel" && !r.c->kernel_configuration.empty()
+              ? "kernel: " + md_cell(r.c->kernel_configuration)
+              : r.t->role,
           verification, s.median,
           s.count > 1 ? fmt::format("±{:.2f}%", 100.0 * s.rse_median()) : "-", r.t->tflops, r.t->gbps,
           r.t->sol_fraction ? fmt::format("{:.1f}%", 100.0 * *r.t->sol_fraction) : "-",

@@ -227,6 +227,11 @@ TEST(Writers, MarkdownIsATableWithOneRowPerTiming) {
   EXPECT_NE(table[2].find("50.0%"), std::string::npos) << table[2];
   EXPECT_NE(rest.find("NVIDIA H200"), std::string::npos);
   EXPECT_NE(rest.find("**incorrect**"), std::string::npos);
+  EXPECT_NE(table[2].find("| naive (kernel) |"), std::string::npos) << table[2];
+  // A kernel that reports its per-shape configuration shows it in its row.
+  Fixture g;
+  g.cases[0].kernel_configuration = "two-phase 128x144 split 1 group 16";
+  EXPECT_NE(g.render("md").find("| naive (kernel: two-phase 128x144 split 1 group 16) |"), std::string::npos);
 }
 
 TEST(Writers, DurationsInTheUnitThatFitsAndSampleCounts) {
