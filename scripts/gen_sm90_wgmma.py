@@ -43,52 +43,48 @@ w("#include <cstdint>")
 w("")
 w("namespace nvfp4::sm90 {")
 w("")
-w("template <int N>")
-w("struct Wgmma;")
-for n in RS_NS:
+def wrapper(struct, n, params, head, operands, inputs):
+    """One specialisation struct<n>: mma(float (&d)[n/2], params) around the wgmma asm; `head`
+    goes before the instruction, `operands` after the accumulator list (both asm text, given nd =
+    n/2 so they can number their operands), `inputs` are the asm inputs."""
     nd = n // 2
     w("")
     w("template <>")
-    w(f"struct Wgmma<{n}> {{")
+    w(f"struct {struct}<{n}> {{")
     w(f"  static constexpr int kAccRegs = {nd};")
-    w(f"  __device__ __forceinline__ static void mma(float (&d)[{nd}], const uint32_t (&a)[4], uint64_t desc_b) {{")
+    w(f"  __device__ __forceinline__ static void mma(float (&d)[{nd}], {params}) {{")
     w("#if defined(__CUDA_ARCH__)")
     w("    asm volatile(")
+    if head:
+        w(f"        \"{head(nd)}\"")
     w(f"        \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 \"")
     w("        \"{\"")
     reg_list(nd)
-    w(f"        \"}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, 1, 1, 1, 0;\\n\"")
+    w(f"        \"}}, {operands(nd)}\"")
     w(f"        : {outputs(nd)}")
-    w("        : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc_b));")
+    w(f"        : {inputs});")
     w("#else")
-    w("    (void)d; (void)a; (void)desc_b;")
+    names = [p.split()[-1].split(")")[0].lstrip("(&") for p in params.split(", ")]
+    w("    " + " ".join(f"(void){x};" for x in ["d"] + names))
     w("#endif")
     w("  }")
     w("};")
+
+
+w("template <int N>")
+w("struct Wgmma;")
+for n in RS_NS:
+    wrapper("Wgmma", n, "const uint32_t (&a)[4], uint64_t desc_b", None,
+            lambda nd: f"{{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, 1, 1, 1, 0;\\n",
+            "\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc_b)")
 w("")
 w("template <int N>")
 w("struct WgmmaSS;")
 for n in SS_NS:
-    nd = n // 2
-    w("")
-    w("template <>")
-    w(f"struct WgmmaSS<{n}> {{")
-    w(f"  static constexpr int kAccRegs = {nd};")
-    w(f"  __device__ __forceinline__ static void mma(float (&d)[{nd}], uint64_t desc_a, uint64_t desc_b, int scale_d) {{")
-    w("#if defined(__CUDA_ARCH__)")
-    w("    asm volatile(")
-    w(f"        \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n\"")
-    w(f"        \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 \"")
-    w("        \"{\"")
-    reg_list(nd)
-    w(f"        \"}}, %{nd}, %{nd+1}, p, 1, 1, 0, 0;\\n}}\\n\"")
-    w(f"        : {outputs(nd)}")
-    w("        : \"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d));")
-    w("#else")
-    w("    (void)d; (void)desc_a; (void)desc_b; (void)scale_d;")
-    w("#endif")
-    w("  }")
-    w("};")
+    wrapper("WgmmaSS", n, "uint64_t desc_a, uint64_t desc_b, int scale_d",
+            lambda nd: f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n",
+            lambda nd: f"%{nd}, %{nd+1}, p, 1, 1, 0, 0;\\n}}\\n",
+            "\"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d)")
 w("")
 w("}  // namespace nvfp4::sm90")
 sys.stdout.write("\n".join(out) + "\n")

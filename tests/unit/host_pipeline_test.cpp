@@ -29,13 +29,25 @@ TEST(HostPipeline, HostKernelMatchesExactReference) {
   }
 }
 
-TEST(HostPipeline, RunCaseOnHostBackendPassesAndSamples) {
-  Context ctx;  // no GPU: the host backend
+namespace {
+// A context without a GPU (the host backend) and a case timed once without warm-up.
+Context host_context() {
+  Context ctx;
   ctx.dev.has_gpu = false;
+  return ctx;
+}
+CaseSpec one_run(const Problem& p) {
   CaseSpec spec;
-  spec.problem = {{64, 80, 256, 2}, Dist::Normal, 9};
+  spec.problem = p;
   spec.measure.warmup = 0;
   spec.measure.iters = 1;
+  return spec;
+}
+}  // namespace
+
+TEST(HostPipeline, RunCaseOnHostBackendPassesAndSamples) {
+  Context ctx = host_context();
+  CaseSpec spec = one_run({{64, 80, 256, 2}, Dist::Normal, 9});
   CaseResult r = run_case(spec, ctx);
   EXPECT_EQ(r.kernel, "host");
   EXPECT_EQ(r.reference, "cpu-exact");
@@ -129,13 +141,8 @@ TEST(SpeedOfLight, FilledForAKnownGpuAndAbsentWithoutOne) {
 // A kernel that chooses per shape reports its choice (`kernel.configuration`); one without a
 // choice leaves the key out.
 TEST(HostPipeline, ReportCarriesTheKernelsConfigurationOnlyWhenItHasOne) {
-  Context ctx;
-  ctx.dev.has_gpu = false;
-  CaseSpec spec;
-  spec.problem = {{16, 16, 64, 1}, Dist::Normal, 1};
-  spec.measure.warmup = 0;
-  spec.measure.iters = 1;
-  CaseResult r = run_case(spec, ctx);
+  Context ctx = host_context();
+  CaseResult r = run_case(one_run({{16, 16, 64, 1}, Dist::Normal, 1}), ctx);
   EXPECT_EQ(r.kernel_configuration, "");
   EXPECT_FALSE(to_json(r, false)["kernel"].contains("configuration"));
   r.kernel_configuration = "two-phase 128x144 split 1 group 16";
