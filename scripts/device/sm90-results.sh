@@ -5,6 +5,8 @@
 #   paths       both shipped sweep configs with the two paths forced (sm90-fused, sm90-2phase;
 #               20 cold samples, in-process): the table behind the path rule
 #   sanitize    compute-sanitizer memcheck, racecheck and synccheck of both paths
+#   sanitize-nstep  memcheck and racecheck of the two-phase path on shapes whose tiles have a
+#               BN % 64 tail (128x144, 128x80, 128x48) and on N % 8 != 0 (not in the default list)
 #   sweep       both shipped sweep configs with --peers dequant-f16,f16-predeq (adaptive, cold)
 #   peers       4096^3, 8192^3, 2048x8192x8192 with --peers all (the mainloop beside cuBLASLt)
 #   default     the default problem (README's sample output)
@@ -77,6 +79,19 @@ step_sanitize() {
           --kernel $kern --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
         echo "$kern $tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
       done
+    done
+  done
+}
+
+step_sanitize-nstep() {
+  mkdir -p "$R/sanitize-nstep"
+  local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool s m n k f
+  for tool in memcheck racecheck; do
+    for s in "4096 576 512" "2048 576 512" "1024 576 512" "1024 574 512"; do
+      read -r m n k <<<"$s"; f="$R/sanitize-nstep/sm90-2phase-$tool-${m}x${n}x${k}.txt"
+      timeout 50 "$CS" --tool $tool --error-exitcode 9 $BIN --m $m --n $n --k $k --kernel sm90-2phase \
+        --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+      echo "$tool ${m}x${n}x${k}: rc=$? $(grep -m1 '^config' "$f") $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
     done
   done
 }
