@@ -195,22 +195,19 @@ int main(int argc, char** argv) {
         }
       }
     }
-    if (sweep2) {  // the two-phase path's candidates (f16_mainloop.cuh, choose_f16_config)
-      const int64_t nk = s.k / 64;
-      for (const auto& t : sm90::f16_tiles())
-        for (int sp : {1, 2, 3, 4, 6, 8}) {
-          if (sp > 1 && nk / sp < 8) break;
-          sm90::Config c;
-          c.version = 4;
-          c.f16_bm = t.first;
-          c.f16_bn = t.second;
-          c.f16_group = (s.m + t.first - 1) / t.first >= 16 ? 16 : 8;
-          c.split = sp;
-          c = sm90::normalize(s, c);
-          bool dup = c.split != sp || sm90::workspace_bytes(s, c) > (size_t(3) << 30);
-          for (const auto& v : variants) dup = dup || same(v.second, c);
-          if (!dup) variants.emplace_back("", c);
-        }
+    if (sweep2) {  // the two-phase path's candidates (f16_mainloop.cuh, f16_candidates)
+      for (const sm90::F16GemmConfig& f : sm90::f16_candidates(s.m, s.k)) {
+        sm90::Config c;
+        c.version = 4;
+        c.f16_bm = f.bm;
+        c.f16_bn = f.bn;
+        c.f16_group = f.group_m;
+        c.split = f.splits;
+        c = sm90::normalize(s, c);
+        bool dup = c.split != f.splits || sm90::workspace_bytes(s, c) > (size_t(3) << 30);
+        for (const auto& v : variants) dup = dup || same(v.second, c);
+        if (!dup) variants.emplace_back("", c);
+      }
     }
     const auto [cub, e2e] = cublas_fp16_us(s, dt, tm, stream.get());
     std::printf("shape %lldx%lldx%lld  cuBLASLt fp16: %.1f us (%.0f TFLOP/s)  dequant+cuBLASLt: %.1f us\n",

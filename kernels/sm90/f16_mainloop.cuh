@@ -668,10 +668,6 @@ inline int device_sm_count() {
 inline bool tile_supported(int bm, int bn) {
   return (bm == 128 && bn % 16 == 0 && bn >= 16 && bn <= 256) || (bm == 256 && bn == 128);
 }
-// The tiles that may run as a cluster of 2 (the three tiles it was measured with).
-inline bool cluster_tile(int bm, int bn) {
-  return (bm == 128 && bn == 256) || (bm == 256 && bn == 128) || (bm == 128 && bn == 128);
-}
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
@@ -834,35 +830,40 @@ inline double f16_mainloop_us(int64_t m, int64_t n, int64_t k, int64_t l, const 
   return t;
 }
 
-// The tiles the chooser considers, in order of preference on near-ties.
-inline std::vector<std::pair<int, int>> f16_tiles() {
-  std::vector<std::pair<int, int>> t{{128, 256}, {256, 128}, {128, 128}};
+// The configurations the chooser considers (the grid the model was fitted to), in order of
+// preference on near-ties: tiles 128x256, 256x128, 128x128, then 128 x the other N steps; splits
+// 1-4, 6, 8 keeping >= 512 of K per split; 16 tile-rows per scheduler group when there are that
+// many (measured 1-2.5 % faster than 8 at 4096^3 / 8192^3). sm90_bench --sweep-2phase times them.
+inline std::vector<F16GemmConfig> f16_candidates(int64_t m, int64_t k) {
+  std::vector<std::pair<int, int>> tiles{{128, 256}, {256, 128}, {128, 128}};
   for (int bn = 16; bn <= 240; bn += 16)
-    if (bn != 128) t.emplace_back(128, bn);
-  return t;
+    if (bn != 128) tiles.emplace_back(128, bn);
+  const int64_t nk = std::max<int64_t>(1, k / 64);
+  std::vector<F16GemmConfig> out;
+  for (const auto& [bm, bn] : tiles)
+    for (int s : {1, 2, 3, 4, 6, 8}) {
+      if (s > 1 && nk / s < 8) break;
+      F16GemmConfig c;
+      c.bm = bm;
+      c.bn = bn;
+      c.splits = s;
+      c.group_m = f16_detail::ceil_div(m, bm) >= 16 ? 16 : 8;
+      c.cluster_m = 1;  // cluster 2 runs at parity with cluster 1 (no gain measured): not chosen
+      out.push_back(c);
+    }
+  return out;
 }
 
 inline F16GemmConfig choose_f16_config(int64_t m, int64_t n, int64_t k, int64_t l, int sm_count) {
-  const int64_t nk = std::max<int64_t>(1, k / 64);
   F16GemmConfig best;
   double best_cost = 1e300;
-  for (const auto& t : f16_tiles()) {
-    for (int s : {1, 2, 3, 4, 6, 8}) {  // the splits the model was fitted to
-      if (s > 1 && nk / s < 8) break;  // keep >= 512 of K per split
-      F16GemmConfig c;
-      c.bm = t.first;
-      c.bn = t.second;
-      c.splits = s;
-      const double cost = f16_mainloop_us(m, n, k, l, c, sm_count);
-      if (cost < best_cost * 0.99) {  // prefer fewer splits / earlier candidates on near-ties
-        best_cost = cost;
-        best = c;
-      }
+  for (const F16GemmConfig& c : f16_candidates(m, k)) {
+    const double cost = f16_mainloop_us(m, n, k, l, c, sm_count);
+    if (cost < best_cost * 0.99) {  // prefer fewer splits / earlier candidates on near-ties
+      best_cost = cost;
+      best = c;
     }
   }
-  // group 16 tile-rows when there are that many (measured 1-2.5% faster than 8 at 4096^3 / 8192^3)
-  best.group_m = f16_detail::ceil_div(m, best.bm) >= 16 ? 16 : 8;
-  best.cluster_m = 1;  // cluster 2 now runs at parity with cluster 1 (no gain measured): not chosen
   return best;
 }
 
