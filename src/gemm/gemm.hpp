@@ -73,6 +73,15 @@ class Gemm {
   // What a kernel that chooses per shape runs for this one (path, tile, split), for the report;
   // empty when there is no choice to report.
   virtual std::string configuration(const Shape&) const { return {}; }
+  // Every configuration it can run for this shape, each spelt as configuration() spells it
+  // (--list-configs); empty when it has no choice.
+  virtual std::vector<std::string> configurations(const Shape&) const { return {}; }
+  // Pins what run() executes for this shape (--kernel-config); "" gives the choice back to the
+  // kernel. Returns "" when accepted, else why not (no such configuration, or the shape does not
+  // allow it), for a message that names the field and the value.
+  virtual std::string set_configuration(const std::string& config, const Shape&) {
+    return config.empty() ? std::string() : "this implementation has no selectable configurations";
+  }
 };
 
 }  // namespace nvfp4
