@@ -1,0 +1,252 @@
+// The fused path's consumer K loop alone (docs/kernels.md, "What limits the fused path"): the
+// ring's stages are filled once with valid-looking data and the producer re-arms each stage as
+// soon as it is released, so no memory traffic and no producer work remains. What is left is the
+// consumers' chain per 64-wide K block: barrier wait, raw-B loads, decode, wgmma issue,
+// wait_group, release. Variants take parts of the chain away to show what each costs:
+//   kernel    the fused kernel's loop as it is (runtime stage index, mbarrier wait and release)
+//   no-dec    loads kept, decode replaced by the loaded words (the decode's ALU work removed)
+//   no-mma    decode kept, no wgmma (fragments kept alive by a register fence)
+//   no-sync   no mbarrier wait or release (the stage index still a runtime value)
+//   static    no barriers and a 3-stage ring whose index is a compile-time value (one stage per
+//             fragment set): the bookkeeping diet's lower bound
+//   bare      only the loop, loads and stage arithmetic (no decode, no wgmma, no barriers)
+// Each CTA runs kBlocks K blocks on one SM (132 CTAs, one per SM, as the kernel runs); the
+// figure is cycles per K block of consumer warp 0 (clock64 around the loop), the median over
+// CTAs, beside the tensor pipe's floor for the M tile (4 * MT cycles: 2 warpgroups x m64 x MT
+// x k64 at 2048 fp16 MACs per cycle per SM).
+// Usage: build-sm90/sm90_loop_bench [K blocks, default 2048]   (sm_90a; NVFP4_BUILD_BENCH=ON)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "kernels/sm90/f16_mainloop.cuh"
+#include "kernels/sm90/sm90_decode.hpp"
+#include "kernels/sm90/sm90_fused.cuh"
+#include "kernels/sm90/sm90_wgmma.hpp"
+
+namespace nvfp4::sm90::loopbench {
+
+enum Variant { kKernel, kNoDec, kNoMma, kNoSync, kStatic, kBare, kVariants };
+const char* const kNames[kVariants] = {"kernel", "no-dec", "no-mma", "no-sync", "static", "bare"};
+
+template <int MT, int V>
+__global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles, float* sink) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  namespace fd = f16_detail;
+  using C = v5::Cfg<MT>;
+  constexpr bool kDecode = V == kKernel || V == kNoMma || V == kNoSync || V == kStatic;
+  constexpr bool kMma = V != kNoMma && V != kBare;
+  constexpr bool kSync = V == kKernel || V == kNoDec || V == kNoMma;
+  constexpr bool kFixed = V == kStatic;
+  constexpr int ST = kFixed ? 3 : C::kStages;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t raw = fd::smem_u32(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  const uint32_t sA = base, sB = sA + ST * C::kABytes, sS = sB + ST * C::kBBytes;
+  const uint32_t full = sS + ST * C::kSBytes, empty = full + ST * 8;
+  // Fill every stage once: A = fp16 values near 1, B = arbitrary codes, scales = 1.0 (E4M3 0x38).
+  uint8_t* p = smem_raw + (base - raw);
+  for (int i = threadIdx.x; i < ST * C::kABytes / 2; i += blockDim.x)
+    reinterpret_cast<uint16_t*>(p)[i] = uint16_t(0x3C00u | (i & 0x3F));
+  for (int i = threadIdx.x; i < ST * C::kBBytes; i += blockDim.x) p[ST * C::kABytes + i] = uint8_t(i * 37u + 11u);
+  for (int i = threadIdx.x; i < ST * C::kSBytes; i += blockDim.x) p[ST * (C::kABytes + C::kBBytes) + i] = 0x38;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < ST; ++s) {
+      fd::mbar_init(full + s * 8, 1);
+      fd::mbar_init(empty + s * 8, 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> wgmma reads
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+  if (wg == 0) {
+    fd::setmaxnreg_dec<40>();
+    if (kSync && threadIdx.x == 0) {  // re-arm each stage as soon as it is released
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int q = 0; q < nkb; ++q) {
+        if (q >= ST) fd::mbar_wait(empty + stage * 8, phase ^ 1u);
+        fd::mbar_arrive(full + stage * 8);
+        if (++stage == ST) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+    }
+    return;
+  }
+  fd::setmaxnreg_inc<232>();
+  const int cw = wg - 1, tid = threadIdx.x & 127;
+  const int wq = tid >> 5, lane = tid & 31, c4 = lane & 3;
+  const int rloc = 64 * cw + 16 * wq + (lane >> 2);
+  const uint32_t bofs = rloc * 32 + c4 * 8, sofs = rloc * 4 + c4;
+  int stage = 0, rel = 0;
+  uint32_t phase = 0;
+  float acc[MT / 2];
+  uint32_t fr[3][4][4];
+#pragma unroll
+  for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
+  auto release_oldest = [&] {
+    if (lane == 0) fd::mbar_arrive(empty + rel * 8);
+    if (++rel == ST) rel = 0;
+  };
+  auto load_decode = [&](uint32_t(&f)[4][4], int fixed_stage) {
+    const int st = kFixed ? fixed_stage : stage;
+    if (kSync) fd::mbar_wait(full + st * 8, phase);
+    if (!kFixed && ++stage == ST) {
+      stage = 0;
+      phase ^= 1u;
+    }
+    const uint32_t b = sB + st * C::kBBytes + bofs;
+    const uint2 w0 = fd::ld_shared_v2(b), w1 = fd::ld_shared_v2(b + 8 * 32);
+    const uint32_t s = sS + st * C::kSBytes + sofs;
+    const uint32_t sc = fd::ld_shared_u8(s) | (fd::ld_shared_u8(s + 8 * 4) << 8);
+    if (kDecode) {
+      decode_frag(w0, w1, sc, f);
+    } else {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        f[k][0] = w0.x + k;
+        f[k][1] = w1.x + sc;
+        f[k][2] = w0.y;
+        f[k][3] = w1.y;
+      }
+    }
+    return st;
+  };
+  const long long t0 = clock64();
+  int cur = load_decode(fr[0], 0);
+  auto step = [&](int i, uint32_t(&f)[4][4], uint32_t(&fn)[4][4], int next_stage) {
+    fd::fence_regs(f);
+    if (kMma) {
+      const uint64_t d0 = fd::make_desc_sw128(sA + cur * C::kABytes);
+      fd::wgmma_fence();
+#pragma unroll
+      for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[s], d0 + 2u * s);
+      fd::wgmma_commit();
+    }
+    if (i + 1 < nkb) cur = load_decode(fn, next_stage);
+    if (kMma) fd::wgmma_wait<1>();
+    if (kSync && i >= 1) release_oldest();
+  };
+  for (int i = 0;; i += 3) {
+    step(i, fr[0], fr[1], 1);
+    if (i + 1 >= nkb) break;
+    step(i + 1, fr[1], fr[2], 2);
+    if (i + 2 >= nkb) break;
+    step(i + 2, fr[2], fr[0], 0);
+    if (i + 3 >= nkb) break;
+  }
+  if (kMma) fd::wgmma_wait<0>();
+  fd::fence_regs(acc);
+  if (kSync) release_oldest();
+  const long long t1 = clock64();
+  if (tid == 0 && cw == 0) cycles[blockIdx.x] = t1 - t0;
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < MT / 2; ++i) s += acc[i];
+  if (!kMma) {
+    uint32_t x = 0;
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) x ^= fr[k][j][0] ^ fr[k][j][1] ^ fr[k][j][2] ^ fr[k][j][3];
+    s += float(x & 1u);
+  }
+  if (s == 1.2345f) sink[threadIdx.x] = s;  // keeps the work alive; never true in practice
+#else
+  (void)nkb;
+  (void)cycles;
+  (void)sink;
+#endif
+}
+
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e_ = (x);                                                                    \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(3);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+template <int MT, int V>
+void run_one(int nkb, int sms, long long* d_cycles, float* d_sink) {
+  using C = v5::Cfg<MT>;
+  const int st = V == kStatic ? 3 : C::kStages;
+  const size_t smem = 1024 + size_t(st) * (C::kABytes + C::kBBytes + C::kSBytes + 16);
+  auto k = loop_kernel<MT, V>;
+  CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  k<<<sms, 384, smem>>>(nkb, d_cycles, d_sink);  // warm-up
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  std::vector<float> ms;
+  std::vector<long long> cyc(static_cast<size_t>(sms)), med;
+  for (int r = 0; r < 5; ++r) {
+    CHECK(cudaEventRecord(e0));
+    k<<<sms, 384, smem>>>(nkb, d_cycles, d_sink);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    CHECK(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+    CHECK(cudaMemcpy(cyc.data(), d_cycles, cyc.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+    std::sort(cyc.begin(), cyc.end());
+    med.push_back(cyc[cyc.size() / 2]);
+  }
+  std::sort(ms.begin(), ms.end());
+  std::sort(med.begin(), med.end());
+  const double per_block = double(med[med.size() / 2]) / nkb;
+  std::printf("%4d  %-8s  %7.1f  %7d  %5.2fx  %9.1f\n", MT, kNames[V], per_block, 4 * MT,
+              per_block / (4.0 * MT), 1000.0 * ms[ms.size() / 2]);
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+}
+
+template <int MT>
+void run_all(int nkb, int sms, long long* c, float* s) {
+  run_one<MT, kKernel>(nkb, sms, c, s);
+  run_one<MT, kNoDec>(nkb, sms, c, s);
+  run_one<MT, kNoMma>(nkb, sms, c, s);
+  run_one<MT, kNoSync>(nkb, sms, c, s);
+  run_one<MT, kStatic>(nkb, sms, c, s);
+  run_one<MT, kBare>(nkb, sms, c, s);
+}
+
+}  // namespace nvfp4::sm90::loopbench
+
+int main(int argc, char** argv) {
+  using namespace nvfp4::sm90::loopbench;
+  const int nkb = argc > 1 ? std::atoi(argv[1]) : 2048;
+  if (nkb < 4) {
+    std::fprintf(stderr, "K blocks: %d; expected at least 4\n", nkb);
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (prop.major != 9) {
+    std::fprintf(stderr, "sm90_loop_bench needs a compute capability 9.x GPU; this is %s (%d.%d)\n",
+                 prop.name, prop.major, prop.minor);
+    return 3;
+  }
+  long long* cycles = nullptr;
+  float* sink = nullptr;
+  CHECK(cudaMalloc(&cycles, sizeof(long long) * size_t(prop.multiProcessorCount)));
+  CHECK(cudaMalloc(&sink, sizeof(float) * 384));
+  std::printf("%s, %d SMs, %d K blocks per CTA, one CTA per SM\n", prop.name, prop.multiProcessorCount, nkb);
+  std::printf("  MT  variant   cyc/Kblk  tensor  ratio  kernel us\n");
+  run_all<16>(nkb, prop.multiProcessorCount, cycles, sink);
+  run_all<128>(nkb, prop.multiProcessorCount, cycles, sink);
+  run_all<256>(nkb, prop.multiProcessorCount, cycles, sink);
+  CHECK(cudaFree(cycles));
+  CHECK(cudaFree(sink));
+  return 0;
+}
