@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
       fd::mbar_init(full + s * 8, 1);
-      fd::mbar_init(empty + s * 8, 8);
+      fd::mbar_init(empty + s * 8, 256);  // every consumer thread releases, as the kernel does
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
 #pragma unroll
   for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
   auto release_oldest = [&] {
-    if (lane == 0) fd::mbar_arrive(empty + rel * 8);
+    fd::mbar_arrive(empty + rel * 8);
     if (++rel == ST) rel = 0;
   };
   auto load_decode = [&](uint32_t(&f)[4][4], int fixed_stage) {

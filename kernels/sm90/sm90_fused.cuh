@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
       fd::mbar_init(full + s * 8, 1 + 32);  // A's expect_tx arrive + the producer lanes' cp.async
-      fd::mbar_init(empty + s * 8, 8);      // lane 0 of each consumer warp
+      fd::mbar_init(empty + s * 8, 256);    // every consumer thread (see release_oldest)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -250,8 +250,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     float acc[MT / 2];
     uint32_t fr[NF][4][4];
 
+    // Every consumer thread releases the stage itself: its arrive (release semantics) orders its
+    // own shared-memory reads of the stage before the producer's refill. One arrive per warp on
+    // behalf of all lanes left the other lanes' reads unordered (racecheck: WAR hazards at every
+    // stage reuse; docs/kernels.md, history).
     auto release_oldest = [&] {
-      if (lane == 0) fd::mbar_arrive(empty + rel * 8);
+      fd::mbar_arrive(empty + rel * 8);
       if (++rel == ST) rel = 0;
     };
     // Waits for the next stage, decodes this thread's fragments of it (rows rloc / rloc + 8,
