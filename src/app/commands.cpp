@@ -15,82 +15,14 @@
 #include <type_traits>
 
 #include "src/core/error.hpp"
+#include "src/core/files.hpp"
 #include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
 #include "src/registry/registry.hpp"
-#include "src/report/json_report.hpp"
+#include "src/registry/resolve.hpp"
 #include "src/report/writer.hpp"
 
 namespace nvfp4 {
-
-namespace {
-
-std::string time_line(const TimingResult& t) {
-  const Measurement& m = t.measurement;
-  const Stats& s = m.stats;
-  // The median's noise means something from 3 samples on (2 give no spread to speak of).
-  const std::string noise = s.count >= 3 ? fmt::format(" ±{:.2f}%", 100.0 * s.rse_median()) : "";
-  std::string line = fmt::format("{:>12} median{} ({}, {}, {}), {:.4g} TFLOP/s, {:.4g} GB/s",
-                                 human_duration(s.median), noise, sample_count(s.count), m.mode,
-                                 m.stop_reason, t.tflops, t.gbps);
-  if (t.sol_fraction) line += fmt::format(", {:.1f}% of SOL", 100.0 * *t.sol_fraction);
-  if (m.clock.read) line += fmt::format(", SM {:.0f} MHz", m.clock.median_mhz);
-  if (m.clock.dropped_low_clock) line += fmt::format(", {} dropped (low clock)", m.clock.dropped_low_clock);
-  return line;
-}
-
-void print_summary(const CaseResult& r, const Context& ctx, std::FILE* out) {
-  const Shape& s = r.problem.shape;
-  std::fprintf(out, "problem   %lldx%lldx%lld L=%lld  dist=%s seed=%llu\n", (long long)s.m,
-                 (long long)s.n, (long long)s.k, (long long)s.l, dist_name(r.problem.dist),
-                 (unsigned long long)r.problem.seed);
-  if (ctx.gpu())
-    std::fprintf(out, "device    %s (compute capability %s, %d SMs)\n", ctx.dev.name.c_str(),
-                   ctx.dev.cc_string().c_str(), ctx.dev.sm_count);
-  if (r.kernel_timing)
-    std::fprintf(out, "kernel    %-14s %s\n", r.kernel.c_str(), time_line(*r.kernel_timing).c_str());
-  if (r.kernel_timing && !r.kernel_configuration.empty())
-    std::fprintf(out, "config    %s\n", r.kernel_configuration.c_str());
-  if (r.reference_timing)
-    std::fprintf(out, "reference %-14s %s\n", r.reference.c_str(), time_line(*r.reference_timing).c_str());
-  else
-    std::fprintf(out, "reference %s\n", r.reference.c_str());
-  for (const auto& p : r.peers) {
-    if (p.ran)
-      std::fprintf(out, "peer      %-14s %s, kernel %.2fx faster%s\n", p.name.c_str(),
-                   time_line(p).c_str(), p.kernel_speedup, p.same_numerics ? "" : " [different numerics]");
-    else
-      std::fprintf(out, "peer      %-14s not run: %s\n", p.name.c_str(), p.reason.c_str());
-  }
-  if (r.speed_of_light && r.speed_of_light->known) {
-    const SolResult& sol = *r.speed_of_light;
-    std::fprintf(out, "sol       %.2f us (%s bound on %s: %.3g TB/s, %.4g TFLOP/s %s)", sol.sol_s * 1e6,
-                 sol.bound(), sol.gpu.c_str(), sol.bandwidth_tbs, sol.tflops, sol.compute_format.c_str());
-    if (r.kernel_timing && r.kernel_timing->sol_fraction)
-      std::fprintf(out, ", kernel at %.1f%%", 100.0 * *r.kernel_timing->sol_fraction);
-    std::fprintf(out, "\n");
-  }
-  for (const auto& n : r.notes) std::fprintf(out, "note      %s\n", n.c_str());
-  if (r.exact_kernel)
-    std::fprintf(out, "exact     kernel %s, reference %s (%lld sampled elements vs the exact CPU reference)\n",
-                 r.exact_kernel->passed() ? "agrees" : "DISAGREES",
-                 r.exact_reference->passed() ? "agrees" : "DISAGREES", (long long)r.exact_kernel->checked);
-  if (r.verification) {
-    const VerifyResult& v = *r.verification;
-    std::fprintf(out, "verify    %s (%s, %lld elements, %lld mismatches, %lld unwritten, max abs err %.3g, "
-                   "max rel err %.3g)\n",
-                   v.passed() ? "PASSED" : "FAILED", v.mode.c_str(), (long long)v.checked,
-                   (long long)v.mismatches, (long long)v.unwritten, v.max_abs_err, v.max_rel_err);
-    for (const auto& m : v.first)
-      std::fprintf(out, "          at l=%lld i=%lld j=%lld: got %g, expected %g%s\n", (long long)m.at.batch,
-                     (long long)m.at.i, (long long)m.at.j, m.got, m.expected,
-                     m.unwritten ? " (never written)" : "");
-  }
-  if (r.disposition != Disposition::Passed)
-    std::fprintf(out, "result    %s: %s\n", disposition_name(r.disposition), r.message.c_str());
-}
-
-}  // namespace
 
 int list_command(const DeviceInfo& dev) {
   if (dev.has_gpu)
@@ -104,10 +36,7 @@ int list_command(const DeviceInfo& dev) {
     for (const auto& e : registry()) {
       if (e.role != role) continue;
       const auto g = e.make();
-      Availability a = g->availability(dev);
-      if (a.ok && !dev.has_gpu && g->space() == Space::Device) a = {false, "needs a CUDA device"};
-      if (a.ok && dev.has_gpu && g->space() == Space::Host && role == Role::Kernel)
-        a = {false, "a host kernel runs only on the host backend (no CUDA device)"};
+      Availability a = usable_here(*g, dev);
       std::printf("  %-16s %-13s %s\n", g->name().c_str(), a.ok ? "available" : "unavailable",
                   g->description().c_str());
       // The no-GPU reason is said once, above; not again under every device implementation.
@@ -145,9 +74,11 @@ int run_command(RunOptions& o, int argc, char** argv) {
   }
   // With --output - the report owns stdout; the summary moves to stderr.
   std::FILE* human = o.output == "-" ? stderr : stdout;
-  if (!failed) print_summary(r, ctx, human);
+  RunInfo info;  // the summary needs only the device; a report gets the whole record below
+  info.device = ctx.dev;
+  if (!failed) std::fputs(make_text_writer()->render(info, {r}, o.keep_samples).c_str(), human);
   if (!o.json_path.empty() || !o.output.empty()) {
-    RunInfo info = RunInfo::collect(argc, argv, ctx.dev, o.spec.measure);
+    info = RunInfo::collect(argc, argv, ctx.dev, o.spec.measure);
     info.seed = o.spec.problem.seed;
     info.tolerance = o.spec.tolerance;
     info.clock_source = ctx.clock_source();

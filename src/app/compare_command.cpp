@@ -12,8 +12,9 @@
 
 #include "src/app/commands.hpp"
 #include "src/core/error.hpp"
+#include "src/core/files.hpp"
+#include "src/core/json.hpp"
 #include "src/report/compare.hpp"
-#include "src/report/json_report.hpp"
 
 namespace nvfp4 {
 

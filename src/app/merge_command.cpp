@@ -7,9 +7,10 @@
 
 #include "src/app/commands.hpp"
 #include "src/core/error.hpp"
-#include "src/report/json_report.hpp"
+#include "src/core/files.hpp"
+#include "src/core/json.hpp"
 #include "src/sweep/merge.hpp"
-#include "src/sweep/runner.hpp"
+#include "src/sweep/records.hpp"
 
 namespace nvfp4 {
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -9,13 +10,14 @@
 
 #include "src/core/error.hpp"
 #include "src/core/host_memory.hpp"
+#include "src/core/files.hpp"
 #include "src/core/parallel.hpp"
 #include "src/measure/sol.hpp"
 #include "src/device/cuda_check.hpp"
 #include "kernels/reference/cpu_exact.hpp"
-#include "src/report/json_report.hpp"
 #include "src/report/npy.hpp"
 #include "src/registry/registry.hpp"
+#include "src/registry/resolve.hpp"
 
 namespace nvfp4 {
 
@@ -41,95 +43,6 @@ DeviceTimer Context::timer() const {
   t.default_clock_mhz = dev.clock_khz / 1000.0;
   t.l2_bytes = dev.l2_bytes;
   return t;
-}
-
-namespace {
-
-const char* role_word(Role r) {
-  return r == Role::Kernel ? "kernel" : r == Role::Reference ? "reference" : "peer";
-}
-
-// Implementations that fit this backend: device ones with a GPU, host ones without. A host
-// reference also serves a GPU run (run_case copies the inputs back); a host kernel does not:
-// the GPU path hands kernels device pointers.
-bool fits_backend(const Gemm& g, const Context& ctx) {
-  if (!ctx.gpu()) return g.space() == Space::Host;
-  return g.space() == Space::Device || g.role() != Role::Kernel;
-}
-
-std::string list_names(Role role) {
-  std::string out = "auto";
-  for (const auto& n : names_of(role)) out += ", " + n;
-  return out;
-}
-
-}  // namespace
-
-std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name, Role role,
-                              const Shape& shape, const Context& ctx) {
-  const std::string where =
-      ctx.gpu() ? fmt::format("GPU '{}' (compute capability {})", ctx.dev.name, ctx.dev.cc_string())
-                : std::string("this machine (no CUDA device)");
-  if (name == "auto") {
-    std::unique_ptr<Gemm> best;
-    std::string why_not;
-    for (const auto& e : registry()) {
-      if (e.role != role) continue;
-      auto g = e.make();
-      const Availability a = g->availability(ctx.dev);
-      if (!a.ok || !fits_backend(*g, ctx)) continue;
-      if (const std::string se = g->shape_error(shape); !se.empty()) {
-        why_not += fmt::format(" {}: {};", g->name(), se);
-        continue;
-      }
-      if (!best || g->auto_rank() > best->auto_rank()) best = std::move(g);
-    }
-    if (!best)
-      throw usage_error(fmt::format("{} auto: no {} can run {}x{}x{} L={} on {}:{}", field,
-                                    role_word(role), shape.m, shape.n, shape.k, shape.l, where,
-                                    why_not));
-    return best;
-  }
-  auto g = make_gemm(name, role);
-  if (!g)
-    throw usage_error(fmt::format("{} '{}': unknown {}; expected one of: {}", field, name,
-                                  role_word(role), list_names(role)));
-  const Availability a = g->availability(ctx.dev);
-  if (!a.ok || !fits_backend(*g, ctx)) {
-    std::string can;
-    for (const auto& e : registry()) {
-      if (e.role != role) continue;
-      auto other = e.make();
-      if (other->availability(ctx.dev).ok && fits_backend(*other, ctx))
-        can += (can.empty() ? "" : ", ") + other->name();
-    }
-    throw usage_error(fmt::format("{} '{}' cannot run on {}: {}; {}s that can run here: {}", field,
-                                  name, where,
-                                  !a.ok ? a.reason
-                                  : ctx.gpu() ? "a host kernel runs only on the host backend (no CUDA device)"
-                                              : "needs a CUDA device",
-                                  role_word(role), can.empty() ? "none" : can));
-  }
-  if (const std::string se = g->shape_error(shape); !se.empty())
-    throw usage_error(fmt::format("{} '{}' does not support {}x{}x{} L={}: {}", field, name,
-                                  shape.m, shape.n, shape.k, shape.l, se));
-  return g;
-}
-
-std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names) {
-  std::vector<std::string> out;
-  for (const auto& n : names) {
-    if (n == "all") {
-      for (const auto& p : names_of(Role::Peer))
-        if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
-      continue;
-    }
-    if (!make_gemm(n, Role::Peer))
-      throw usage_error(fmt::format("--peers '{}': unknown peer; expected all or a list of: {}", n,
-                                    fmt::join(names_of(Role::Peer), ", ")));
-    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
-  }
-  return out;
 }
 
 namespace {
@@ -286,8 +199,8 @@ CasePlan plan_case(const CaseSpec& spec, Context& ctx, CaseResult& r) {
   const Shape& s = spec.problem.shape;
   CasePlan p;
   p.peer_names = resolve_peer_names(spec.peers);
-  p.kernel = resolve("--kernel", spec.kernel, Role::Kernel, s, ctx);
-  p.reference = resolve("--reference", spec.reference, Role::Reference, s, ctx);
+  p.kernel = resolve("--kernel", spec.kernel, Role::Kernel, s, ctx.dev);
+  p.reference = resolve("--reference", spec.reference, Role::Reference, s, ctx.dev);
   r.kernel = p.kernel->name();
   r.kernel_asked = spec.kernel;
   r.kernel_description = p.kernel->description();

@@ -25,9 +25,6 @@ struct CaseSpec {
   int64_t verify_exact = 0;        // also check N sampled elements of kernel AND reference on the CPU
 };
 
-// Expands "all" and checks every peer name; throws usage_error for an unknown one.
-std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names);
-
 // The machine a sweep of cases runs on, set up once.
 struct Context {
   DeviceInfo dev;
@@ -40,10 +37,6 @@ struct Context {
   DeviceTimer timer() const;
   static Context create(int device_ordinal);
 };
-
-// Name resolution; throw usage_error (exit 2) with one line naming the field and what is allowed.
-std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name, Role role,
-                              const Shape& shape, const Context& ctx);
 
 // Runs one case. Usage errors (unknown names, unsupported shapes) propagate as nvfp4::Error;
 // CUDA failures too (the context may be unusable after a fault).

@@ -1,7 +1,5 @@
 #include "src/case/run_options.hpp"
 
-#include "src/report/json_report.hpp"
-
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -16,6 +14,8 @@
 #include <type_traits>
 
 #include "src/core/error.hpp"
+#include "src/core/files.hpp"
+#include "src/registry/resolve.hpp"
 #include "src/report/writer.hpp"
 
 namespace nvfp4 {
@@ -125,7 +125,7 @@ void add_output_options(CLI::App& app, RunOptions& o) {
   auto* json = app.add_option("--json", o.json_path, "write the native JSON report to this path");
   o.format_option = app.add_option("--format", o.format,
                  "format of --output: json (native report), gbench (google-benchmark JSON), "
-                 "bencher (Bencher Metric Format), csv, md (Markdown table)")->capture_default_str();
+                 "bencher (Bencher Metric Format), csv, md (Markdown table), text (the terminal summary)")->capture_default_str();
   auto* output = app.add_option("--output", o.output,
                  "write the report in --format to this path ('-': stdout, the summary then goes to stderr)");
   auto* samples = app.add_flag("--samples", o.keep_samples, "keep the raw timing samples in the report");

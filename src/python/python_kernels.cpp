@@ -23,6 +23,8 @@
 #include "src/device/cuda_check.hpp"
 #include "src/device/device_info.hpp"
 #include "src/format/nvfp4.hpp"
+#include "src/python/contest_tuple.hpp"
+#include "src/python/kernel_helper_py.hpp"  // generated (cmake/EmbedText.cmake)
 #include "src/registry/registry.hpp"
 
 namespace py = pybind11;
@@ -31,189 +33,6 @@ namespace nvfp4 {
 namespace {  // internal linkage: classes holding pybind11 objects stay out of the symbol table
 
 constexpr const char* kDefaultFunction = "custom_kernel";
-
-// What runs inside the interpreter: loading a file, calling its function, checking what it
-// returns, and one-line descriptions of exceptions with the submission's file:line.
-constexpr const char* kHelper = R"PY(
-import importlib.util, os, re, sys, traceback
-
-sys.stdout = sys.stderr  # the tool's stdout may carry a report (--output -)
-_modules = {}
-
-
-class WrongReturn(Exception):
-    pass
-
-
-def where(exc, path):
-    if isinstance(exc, SyntaxError) and exc.filename:
-        return f"{exc.filename}:{exc.lineno}"
-    frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if os.path.abspath(f.filename) == path]
-    f = (mine or frames or [None])[-1]
-    return f"{f.filename}:{f.lineno}" if f else path
-
-
-def describe(exc, path):
-    t = type(exc)
-    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-    msg = " ".join(str(exc).split())
-    return f"{name}{': ' + msg if msg else ''} (at {where(exc, path)})"
-
-
-def describe_call(exc, path):
-    return str(exc) if isinstance(exc, WrongReturn) else "raised " + describe(exc, path)
-
-
-def load(path):
-    mod = _modules.get(path)
-    if mod is not None:
-        return mod
-    folder = os.path.dirname(path)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # as if run as a script: helper modules beside it import
-    stem = os.path.splitext(os.path.basename(path))[0]
-    name = stem if stem.isidentifier() and stem not in sys.modules else f"_nvfp4bench_py_{len(_modules)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError("cannot be imported as a Python module (not a .py file?)")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    finally:
-        sys.stderr.flush()
-    _modules[path] = mod
-    return mod
-
-
-def function(mod, func):
-    fn = getattr(mod, func, None)
-    if fn is None:
-        have = sorted(n for n, v in vars(mod).items()
-                      if callable(v) and not n.startswith("_") and getattr(v, "__module__", None) == mod.__name__)
-        raise LookupError(f"has no function '{func}' (it defines: {', '.join(have) or 'none'})")
-    if not callable(fn):
-        raise LookupError(f"'{func}' is a {type(fn).__name__}, not a function")
-    return fn
-
-
-# Errors that mean "this GPU (or this machine) cannot do what the submission asks", not a bug in
-# it: NotImplementedError, and messages such as torch's CUBLAS_STATUS_NOT_SUPPORTED for FP4
-# _scaled_mm on Hopper or "no kernel image is available".
-_UNSUPPORTED = re.compile(r"NOT_SUPPORTED|not (yet )?supported|unsupported|only supported|"
-                          r"no kernel image is available|requires? (a )?(GPU|device|CUDA|"
-                          r"compute capability|sm_?[0-9]+)", re.IGNORECASE)
-
-
-def unsupported(exc):
-    return isinstance(exc, NotImplementedError) or (
-        not isinstance(exc, WrongReturn) and bool(_UNSUPPORTED.search(str(exc))))
-
-
-def torch_status():
-    """'' when torch with CUDA is importable, else why not."""
-    try:
-        import torch
-    except Exception as e:
-        return f"cannot import torch ({type(e).__name__}: {' '.join(str(e).split())})"
-    if not torch.cuda.is_available():
-        return f"its torch {torch.__version__} has no CUDA (torch.cuda.is_available() is False)"
-    return ""
-
-
-class _CudaMemory:
-    """The tool's device memory as __cuda_array_interface__: torch wraps it without a copy."""
-
-    def __init__(self, ptr, shape, strides, typestr, itemsize):
-        self.__cuda_array_interface__ = {
-            "shape": tuple(shape), "strides": tuple(s * itemsize for s in strides),
-            "typestr": typestr, "data": (ptr, False), "version": 3, "stream": None}
-
-
-# Element kinds of the tuple (the C++ side lays it out): the contest's torch dtype where this
-# torch has it, else uint8; the buffer's typestr and bytes per element.
-_KINDS = {"fp4x2": ("float4_e2m1fn_x2", "|u1", 1), "e4m3": ("float8_e4m3fn", "|u1", 1),
-          "f16": ("float16", "<f2", 2)}
-
-
-def cuda_tensors(views, device):
-    """(ptr, shape, strides in elements, kind) for each element -> torch CUDA tensors."""
-    import torch
-    dev = torch.device("cuda", device)
-    out = []
-    for ptr, shape, strides, kind in views:
-        name, typestr, size = _KINDS[kind]
-        t = torch.as_tensor(_CudaMemory(ptr, shape, strides, typestr, size), device=dev)
-        dtype = getattr(torch, name, None)
-        out.append(t.view(dtype) if dtype is not None and dtype != t.dtype else t)
-    return tuple(out)
-
-
-def _returned(fn, c, out, as_array, where=""):
-    """What the function returned, as an array of c's shape and dtype, or WrongReturn saying
-    what it was instead. as_array(out) gives the array, or a reason it is none."""
-    code = getattr(fn, "__code__", None)
-    want = f"c as float16 [M, N, L] = {tuple(c.shape)}" + (f" {where}" if where else "")
-    if code is not None:
-        want += f" (the function is at {code.co_filename}:{code.co_firstlineno})"
-    if out is None:
-        raise WrongReturn(f"returned None; expected {want}")
-    arr, why = as_array(out)
-    if arr is None:
-        raise WrongReturn(f"returned a {type(out).__name__}, {why}; expected {want}")
-    if tuple(arr.shape) != tuple(c.shape):
-        raise WrongReturn(f"returned shape {tuple(arr.shape)}; expected {want}")
-    if arr.dtype != c.dtype:
-        raise WrongReturn(f"returned dtype {str(arr.dtype).replace('torch.', '')}; expected {want}")
-    return arr, want
-
-
-def _call(fn, data):
-    try:
-        return fn(data)
-    finally:
-        sys.stderr.flush()
-
-
-_streams = {}
-
-
-def call_cuda(fn, data, c, stream, device):
-    """The call on the tool's stream (torch's external-stream support): everything the
-    submission enqueues through torch is ordered with the tool's events and flushes."""
-    import torch
-    s = _streams.get(stream)
-    if s is None:
-        s = _streams[stream] = torch.cuda.ExternalStream(stream, device=torch.device("cuda", device))
-    with torch.cuda.stream(s):
-        out = _call(fn, data)
-        if out is c:
-            return
-        tensor = lambda o: (o, "") if isinstance(o, torch.Tensor) else (None, "not a torch.Tensor")
-        arr, want = _returned(fn, c, out, tensor, f"on {c.device}")
-        if arr.device != c.device:
-            raise WrongReturn(f"returned a tensor on {arr.device}; expected {want}")
-        c.copy_(arr)
-
-
-def call(fn, data, c):
-    import numpy as np
-    out = _call(fn, data)
-    if out is c:
-        return
-
-    def array(o):
-        try:
-            return np.asarray(o), ""
-        except Exception as e:
-            return None, f"not an array ({e})"
-
-    np.copyto(c, _returned(fn, c, out, array)[0])
-)PY";
 
 // The interpreter, started on the first --kernel-py and never finalized: kernels stay callable
 // until exit. The GIL is released between calls; every entry point takes it.
@@ -236,7 +55,7 @@ py::object& helper() {
     py::initialize_interpreter(&config, 0, nullptr, /*add_program_dir_to_path=*/false);
     {
       py::object m = py::module_::import("types").attr("ModuleType")("_nvfp4bench_python");
-      py::exec(kHelper, m.attr("__dict__"));
+      py::exec(kKernelHelperPy, m.attr("__dict__"));  // src/python/kernel_helper.py
       h = new py::object(std::move(m));
     }
     PyEval_SaveThread();
@@ -285,45 +104,6 @@ py::array view(const py::dtype& dt, std::vector<py::ssize_t> shape,
   py::array a(dt, std::move(shape), std::move(strides), p, base);
   if (!writable) a.attr("setflags")(py::arg("write") = false);
   return a;
-}
-
-// The elements of GPU MODE's tuple: what each holds, where, and in which shape and strides
-// (elements), the same for both backends.
-enum class Kind { Fp4x2, E4M3, F16 };
-const char* kind_name(Kind k) { return k == Kind::Fp4x2 ? "fp4x2" : k == Kind::E4M3 ? "e4m3" : "f16"; }
-struct TensorView {
-  const void* p;
-  std::vector<py::ssize_t> shape, strides;
-  Kind kind;
-};
-
-// (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c) over the tool's batch-outermost buffers: the
-// contest's [R, K/2, L], [R, K/16, L], the 6-D permuted view of the blocked scales and [M, N, L].
-// The scale strides are read off ScaleLayout, the one definition of both scale layouts.
-std::array<TensorView, 7> contest_tuple(const Shape& s, const Operands& o) {
-  const auto packed = [&](const uint8_t* p, int64_t r) {
-    const int64_t kh = s.k / 2;
-    return TensorView{p, {r, kh, s.l}, {kh, 1, r * kh}, Kind::Fp4x2};
-  };
-  const auto linear = [&](const uint8_t* p, int64_t r) {
-    const ScaleLayout sl = ScaleLayout::make(r, s.k, s.l);
-    const auto at = [&](int64_t i, int64_t j, int64_t b) { return sl.linear_offset(i, j, b); };
-    return TensorView{p, {r, sl.kblocks, s.l}, {at(1, 0, 0), at(0, 1, 0), at(0, 0, 1)}, Kind::E4M3};
-  };
-  // Element [i%32, (i%128)/32, i/128, j%4, j/4, l] is the scale of row i, block j, batch l.
-  const auto blocked = [&](const uint8_t* p, int64_t r) {
-    const ScaleLayout sl = ScaleLayout::make(r, s.k, s.l);
-    const auto at = [&](int64_t i, int64_t j, int64_t b) { return sl.blocked_offset(i, j, b); };
-    return TensorView{p,
-                      {32, kAtomRows / 32, sl.rows_padded() / kAtomRows, kAtomCols,
-                       sl.kblocks_padded() / kAtomCols, s.l},
-                      {at(1, 0, 0), at(32, 0, 0), at(kAtomRows, 0, 0), at(0, 1, 0),
-                       at(0, kAtomCols, 0), at(0, 0, 1)},
-                      Kind::E4M3};
-  };
-  return {packed(o.a, s.m), packed(o.b, s.n), linear(o.sfa, s.m), linear(o.sfb, s.n),
-          blocked(o.sfa_blocked, s.m), blocked(o.sfb_blocked, s.n),
-          TensorView{o.c, {s.m, s.n, s.l}, {s.n, 1, s.m * s.n}, Kind::F16}};
 }
 
 // Whether the GPU backend will run: the same question Context::create asks (a CUDA device is
@@ -423,17 +203,18 @@ class PythonGemm final : public Gemm {
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     if (cache_.size() >= 64) cache_.clear();
     py::list views;
-    for (const TensorView& v : contest_tuple(s, o)) {
+    for (const TupleView& v : contest_tuple(s, o)) {
       if (gpu) {
         views.append(py::make_tuple(reinterpret_cast<uintptr_t>(v.p), v.shape, v.strides,
                                     kind_name(v.kind)));
         continue;
       }
-      const bool f16 = v.kind == Kind::F16;  // c: the only writable element
-      std::vector<py::ssize_t> bytes = v.strides;
+      const bool f16 = v.kind == TupleKind::F16;  // c: the only writable element
+      std::vector<py::ssize_t> bytes(v.strides.begin(), v.strides.end());
       for (auto& b : bytes) b *= f16 ? 2 : 1;
-      views.append(view(f16 ? py::dtype("float16") : py::dtype::of<uint8_t>(), v.shape,
-                        std::move(bytes), v.p, f16));
+      views.append(view(f16 ? py::dtype("float16") : py::dtype::of<uint8_t>(),
+                        std::vector<py::ssize_t>(v.shape.begin(), v.shape.end()), std::move(bytes),
+                        v.p, f16));
     }
     py::tuple t = gpu ? py::tuple(helper().attr("cuda_tensors")(views, device)) : py::tuple(views);
     return cache_.emplace(key, std::move(t)).first->second;

@@ -2,30 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "src/report/json_report.hpp"
-
 namespace nvfp4 {
-
-namespace {
-
-class JsonWriter final : public ReportWriter {
- public:
-  std::string format() const override { return "json"; }
-  std::string render(const RunInfo& info, const std::vector<CaseResult>& cases,
-                     bool keep_samples) const override {
-    return make_report(info, cases, keep_samples).dump(2) + "\n";
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<ReportWriter> make_json_writer() { return std::make_unique<JsonWriter>(); }
 
 namespace {
 using WriterFactory = std::unique_ptr<ReportWriter> (*)();
 // One line per format.
 const WriterFactory kWriters[] = {make_json_writer, make_gbench_writer, make_bencher_writer,
-                                  make_csv_writer, make_markdown_writer};
+                                  make_csv_writer, make_markdown_writer, make_text_writer};
 }  // namespace
 
 std::unique_ptr<ReportWriter> make_writer(const std::string& format) {

@@ -18,11 +18,12 @@ class ReportWriter {
                              bool keep_samples) const = 0;
 };
 
-std::unique_ptr<ReportWriter> make_json_writer();      // native report (report/json_report.hpp)
+std::unique_ptr<ReportWriter> make_json_writer();      // native report (src/report/json_writer.hpp)
 std::unique_ptr<ReportWriter> make_gbench_writer();    // google-benchmark JSON
 std::unique_ptr<ReportWriter> make_bencher_writer();   // Bencher Metric Format
 std::unique_ptr<ReportWriter> make_csv_writer();       // one row per timing
 std::unique_ptr<ReportWriter> make_markdown_writer();  // a table for pull-request comments
+std::unique_ptr<ReportWriter> make_text_writer();      // the terminal summary a run prints
 
 // The writer for a --format value, or nullptr when unknown.
 std::unique_ptr<ReportWriter> make_writer(const std::string& format);

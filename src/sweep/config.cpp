@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "src/core/error.hpp"
-#include "src/report/json_report.hpp"
+#include "src/core/json.hpp"
 #include "src/problem/problem.hpp"
 
 namespace nvfp4::sweep {

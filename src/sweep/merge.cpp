@@ -6,7 +6,7 @@
 #include <set>
 
 #include "src/core/error.hpp"
-#include "src/sweep/runner.hpp"
+#include "src/sweep/records.hpp"
 
 namespace nvfp4::sweep {
 

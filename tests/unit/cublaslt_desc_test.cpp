@@ -21,6 +21,7 @@
 #include "src/format/fp8_block_scales.hpp"
 #include "src/format/nvfp4.hpp"
 #include "src/registry/registry.hpp"
+#include "src/registry/resolve.hpp"
 #include "src/case/run_case.hpp"
 
 using namespace nvfp4;
@@ -390,7 +391,7 @@ TEST(Registry, ShapeErrorsOfTheCublasLtImplementations) {
 // The one-line message the runner prints (exit 2) when a reference cannot be used.
 static std::string resolve_error(const Context& ctx, const std::string& name) {
   try {
-    resolve("--reference", name, Role::Reference, Shape{128, 256, 256, 1}, ctx);
+    resolve("--reference", name, Role::Reference, Shape{128, 256, 256, 1}, ctx.dev);
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), kExitBadInput);
     return e.what();

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/case/run_case.hpp"
-#include "src/report/json_report.hpp"
+#include "src/report/json_writer.hpp"
 #include "kernels/reference/cpu_exact.hpp"
 #include "src/registry/registry.hpp"
 

@@ -13,10 +13,12 @@
 #include <thread>
 
 #include "src/core/error.hpp"
+#include "src/report/json_writer.hpp"
 #include "src/sweep/child.hpp"
 #include "src/sweep/jsonl.hpp"
 #include "src/sweep/merge.hpp"
-#include "src/sweep/runner.hpp"
+#include "src/sweep/devices.hpp"
+#include "src/sweep/records.hpp"
 
 using namespace nvfp4;
 using namespace nvfp4::sweep;
@@ -204,6 +206,38 @@ TEST(Sweep, ErrorLineOfLog) {
   EXPECT_EQ(error_line_of_log("something\nnvfp4bench: the error\n\nlater noise\n"), "the error");
   EXPECT_EQ(error_line_of_log("terminate called\n  what(): boom\n"), "  what(): boom");
   EXPECT_EQ(error_line_of_log(""), "");
+}
+
+// A case that left no report is recorded as the json writer records a case: the same keys as a
+// real case's record (minus what only a run measures), with what was asked.
+TEST(Sweep, SynthesizedRecordIsTheWritersCaseRecord) {
+  SweepCase c;
+  c.shape = {128, 256, 512, 2};
+  c.kernel = "auto";
+  c.reference = "cpu-exact";
+  c.dist = "normal";
+  c.seed = 7;
+  c.rtol = 0.5;
+  const json r = synthesized_record(c, "not_supported", "why");
+  CaseResult model;
+  model.bytes = TensorBytes::of(c.shape);
+  const json real = to_json(model, false);
+  for (auto it = r.begin(); it != r.end(); ++it) EXPECT_TRUE(real.contains(it.key())) << it.key();
+  EXPECT_EQ(r.size(), real.size());
+  EXPECT_EQ(r["disposition"], "not_supported");
+  EXPECT_EQ(r["message"], "why");
+  EXPECT_EQ(r["problem"]["dist"], "normal");
+  EXPECT_EQ(r["problem"]["seed"], 7);
+  EXPECT_EQ(r["problem"]["l"], 2);
+  EXPECT_EQ(r["problem"]["bytes"]["c"], model.bytes.c);
+  EXPECT_EQ(r["kernel"]["name"], "auto");
+  EXPECT_EQ(r["kernel"]["asked"], "auto");
+  EXPECT_EQ(r["reference"]["name"], "cpu-exact");
+  EXPECT_EQ(r["tolerance"]["rtol"], 0.5);
+  EXPECT_EQ(r["tolerance"]["atol"], Tolerance{}.atol);
+  EXPECT_EQ(synthesized_record(c, "error", "x")["disposition"], "error");
+  c.shape = {int64_t(1) << 40, int64_t(1) << 40, int64_t(1) << 40, 1};  // sizes overflow
+  EXPECT_EQ(synthesized_record(c, "error", "x")["problem"]["bytes"]["a"], 0);
 }
 
 TEST(Sweep, ResolveDevices) {

@@ -91,9 +91,33 @@ std::vector<std::string> split(const std::string& s, char sep, bool csv_quotes =
 }  // namespace
 
 TEST(Writers, EveryFormatIsRegisteredOnceAndUnknownIsNull) {
-  EXPECT_EQ(writer_formats(), (std::vector<std::string>{"json", "gbench", "bencher", "csv", "md"}));
+  EXPECT_EQ(writer_formats(), (std::vector<std::string>{"json", "gbench", "bencher", "csv", "md", "text"}));
   for (const auto& f : writer_formats()) EXPECT_EQ(make_writer(f)->format(), f);
   EXPECT_EQ(make_writer("xml"), nullptr);
+}
+
+// The terminal summary: one block per case, the device line only with a GPU, a line per timing,
+// and why a case did not pass.
+TEST(Writers, TextIsTheTerminalSummary) {
+  Fixture f;
+  f.cases[0].verification->mode = "full";
+  f.cases[0].verification->checked = 100;
+  const std::string t = f.render("text");
+  EXPECT_NE(t.find("problem   128x7168x16384 L=1  dist=gpumode seed=0\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("problem   128x4096x7168 L=2  dist=normal seed=5\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("device    NVIDIA H200 (compute capability"), std::string::npos) << t;
+  EXPECT_NE(t.find("kernel    naive          "), std::string::npos) << t;
+  EXPECT_NE(t.find("median ±"), std::string::npos) << t;
+  EXPECT_NE(t.find("reference weird,ref\"name"), std::string::npos) << t;
+  EXPECT_NE(t.find("verify    PASSED (full, 100 elements, 0 mismatches"), std::string::npos) << t;
+  EXPECT_NE(t.find("result    incorrect: 3 of 100 checked elements mismatch (0 unwritten)\n"),
+            std::string::npos) << t;
+  EXPECT_EQ(t.find("config    "), std::string::npos) << t;
+  f.cases[0].kernel_configuration = "tile 64";
+  f.info.device.has_gpu = false;
+  const std::string h = f.render("text");
+  EXPECT_NE(h.find("config    tile 64\n"), std::string::npos) << h;
+  EXPECT_EQ(h.find("device    "), std::string::npos) << h;
 }
 
 TEST(Writers, NativeJsonRoundTrips) {

@@ -1,24 +1,12 @@
-// The native JSON report (schema: README "Report schema"; version kReportSchemaVersion).
+// Output files: checked before any work starts, written atomically, never one another or an
+// input.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "src/report/result.hpp"
-
 namespace nvfp4 {
-
-nlohmann::json to_json(const RunInfo& info);
-nlohmann::json to_json(const CaseResult& c, bool keep_samples);
-nlohmann::json make_report(const RunInfo& info, const std::vector<CaseResult>& cases,
-                           bool keep_samples);
-// Parses JSON text from `what` (a file name) with limits a hand-written file must meet: nesting at
-// most kMaxJsonDepth deep (deeper input used to crash the tool), no key twice in one object
-// (nlohmann would keep the last silently). Throws usage_error "WHAT: not JSON: ...".
-constexpr int kMaxJsonDepth = 64;
-nlohmann::json parse_json_checked(const std::string& text, const std::string& what,
-                                  const char* not_json = "not JSON");
 
 // Writes atomically (a temporary file in the same folder, then rename); an existing file keeps its
 // mode, and one without write permission is not replaced (usage_error), nor is a path that is not

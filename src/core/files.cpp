@@ -1,0 +1,120 @@
+#include "src/core/files.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/core/error.hpp"
+
+namespace nvfp4 {
+
+namespace fs = std::filesystem;
+
+void check_output_file(const std::string& flag, const std::string& path) {
+  if (path.empty()) return;
+  if (path == "-")
+    throw usage_error(fmt::format("{} -: not a file path (a report to stdout is --output - with "
+                                  "--format)", flag));
+  std::error_code ec;
+  const fs::path abs = fs::absolute(path, ec);
+  if (ec || abs.filename().empty() || abs.filename() == "." || abs.filename() == ".." ||
+      fs::is_directory(abs, ec))
+    throw usage_error(fmt::format("{} {}: not a file path", flag, path));
+  const std::string name = abs.filename().string();
+  long name_max = pathconf(abs.parent_path().c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = NAME_MAX;
+  if (long(name.size()) > name_max)
+    throw usage_error(fmt::format("{} {}: file name is {} bytes; the system allows {}", flag, path,
+                                  name.size(), name_max));
+  if (abs.string().size() >= PATH_MAX)
+    throw usage_error(fmt::format("{} {}: path is {} bytes; the system allows {}", flag, path,
+                                  abs.string().size(), PATH_MAX - 1));
+  const fs::path parent = abs.parent_path();
+  if (!fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0)
+    throw usage_error(fmt::format("{} {}: folder {} does not exist or is not writable", flag, path,
+                                  parent.string()));
+  const fs::file_status st = fs::symlink_status(abs, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_regular_file(fs::status(abs, ec)))
+      throw usage_error(fmt::format("{} {}: exists and is not a regular file", flag, path));
+    struct stat old {};
+    // No write bit at all counts as read-only for root too (access() would let root write).
+    if (access(abs.c_str(), W_OK) != 0 || (::stat(abs.c_str(), &old) == 0 && (old.st_mode & 0222) == 0))
+      throw usage_error(fmt::format("{} {}: exists and is not writable; not replaced", flag, path));
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  if (fs::exists(a, ea) && fs::exists(b, eb)) {
+    std::error_code ec;
+    if (fs::equivalent(a, b, ec)) return true;
+  }
+  std::error_code e1, e2;
+  const fs::path pa = fs::weakly_canonical(fs::absolute(a), e1);
+  const fs::path pb = fs::weakly_canonical(fs::absolute(b), e2);
+  return !e1 && !e2 && pa == pb;
+}
+
+void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path.empty() || path == "-") continue;
+    for (const auto& [in_what, in_path] : inputs)
+      if (!in_path.empty() && same_file(path, in_path))
+        throw usage_error(fmt::format("{} {}: is the input {} ({}); an output never replaces an "
+                                      "input", flag, path, in_what, in_path));
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second.empty() && outputs[j].second != "-" && same_file(path, outputs[j].second))
+        throw usage_error(fmt::format("{} {}: the same file as {} {}; give each output its own path",
+                                      flag, path, outputs[j].first, outputs[j].second));
+  }
+}
+
+void write_text_file_atomic(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  const fs::path abs = fs::absolute(path, ec);
+  struct stat old {};
+  const bool existed = ::stat(abs.c_str(), &old) == 0;
+  if (existed && (!S_ISREG(old.st_mode) || access(abs.c_str(), W_OK) != 0 || (old.st_mode & 0222) == 0))
+    throw usage_error(fmt::format("output file {}: exists and is not a writable regular file; not "
+                                  "replaced", path));
+  // A short temporary name beside the target (a long target name plus a suffix could exceed
+  // NAME_MAX); created with 0666 so the umask applies as for a new file.
+  static std::atomic<int> counter{0};
+  const std::string tmp = (abs.parent_path() / fmt::format(".nvfp4bench-{}-{}.tmp", getpid(),
+                                                           counter.fetch_add(1))).string();
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw usage_error(fmt::format("output file {}: cannot be written ({})", path, std::strerror(errno)));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw runtime_error(fmt::format("writing {}: {}", path, std::strerror(err)));
+    }
+    done += size_t(w);
+  }
+  if (existed) (void)::fchmod(fd, old.st_mode & 07777);  // the replaced file's mode
+  ::close(fd);
+  if (std::rename(tmp.c_str(), abs.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw usage_error(fmt::format("output file {}: cannot be renamed into place ({})", path, std::strerror(err)));
+  }
+}
+
+}  // namespace nvfp4

@@ -1,0 +1,25 @@
+// Where a sweep writes: the report, its JSONL, the folder for kept logs, and a temporary folder
+// for the cases' own reports.
+#pragma once
+
+#include <string>
+
+#include "src/sweep/options.hpp"
+
+namespace nvfp4::sweep {
+
+struct OutputPaths {
+  std::string report, jsonl, logs_dir;
+};
+
+// The report, the JSONL and the folder for kept logs; refused when the report or JSONL would
+// overwrite the config or its folder cannot be written.
+OutputPaths output_paths(const SweepOptions& o, const Shard& shard);
+
+// A fresh folder for the cases' reports and logs: under $TMPDIR when that is usable, else /tmp.
+std::string make_tmpdir();
+
+// This program's own path (/proc/self/exe): what the cases' child processes run.
+std::string self_exe();
+
+}  // namespace nvfp4::sweep

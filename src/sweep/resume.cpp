@@ -1,0 +1,68 @@
+#include "src/sweep/resume.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+
+#include "src/core/error.hpp"
+#include "src/sweep/jsonl.hpp"
+
+namespace nvfp4::sweep {
+
+using nlohmann::json;
+
+json jsonl_header(const SweepConfig& cfg, const Shard& shard) {
+  return {{"nvfp4bench_sweep", 1},
+          {"config", cfg.path},
+          {"config_name", cfg.name},
+          {"config_hash", cfg.hash},
+          {"shard", {{"index", shard.index}, {"count", shard.count}}},
+          {"cases_in_config", cfg.cases.size()}};
+}
+
+int64_t resume_from(const std::string& jsonl_path, const json& header, const SweepConfig& cfg,
+                    const Shard& shard, SweepRun& run) {
+  JsonlContents prev = read_jsonl(jsonl_path);
+  if (prev.records.empty() || !prev.records[0].contains("nvfp4bench_sweep"))
+    throw usage_error(
+        fmt::format("--resume: {} is not a sweep's JSONL (no header line)", jsonl_path));
+  const json& h = prev.records[0];
+  if (h.value("config_hash", "") != cfg.hash)
+    throw usage_error(
+        fmt::format("--resume: {} was written for another config (hash {}, this one {}); "
+                    "use the original config or --overwrite",
+                    jsonl_path, h.value("config_hash", "?"), cfg.hash));
+  if (h.value("shard", json::object()) != header["shard"])
+    throw usage_error(fmt::format("--resume: {} was written for shard {}/{}, not {}", jsonl_path,
+                                  h["shard"].value("index", 0), h["shard"].value("count", 1),
+                                  shard.str()));
+  if (prev.torn_tail) {
+    std::printf("sweep: %s: dropping a torn last line (a write cut short)\n", jsonl_path.c_str());
+    truncate_file(jsonl_path, prev.valid_bytes);
+  }
+  std::map<int64_t, size_t> line_of;  // case index -> the line that recorded it
+  for (size_t i = 1; i < prev.records.size(); ++i) {
+    const json& r = prev.records[i];
+    const size_t line = i + 1;  // read_jsonl keeps every line (a damaged one is an error)
+    const json* idx_j = r.contains("sweep") && r["sweep"].is_object() && r["sweep"].contains("index")
+                            ? &r["sweep"]["index"] : nullptr;
+    if (!idx_j || !idx_j->is_number_integer() || !r.contains("disposition"))
+      throw usage_error(fmt::format("--resume: {} line {}: not a case record (no sweep.index or "
+                                    "disposition); the file was changed by hand or by another "
+                                    "program: fix it or --overwrite", jsonl_path, line));
+    const int64_t idx = idx_j->get<int64_t>();
+    if (const auto it = line_of.find(idx); it != line_of.end())
+      throw usage_error(fmt::format("--resume: {} line {}: case {} is recorded twice (first on line "
+                                    "{}); remove one or --overwrite", jsonl_path, line, idx, it->second));
+    line_of[idx] = line;
+    if (in_shard(idx, shard) && idx >= 0 && idx < int64_t(cfg.cases.size())) run.records[idx] = r;
+  }
+  std::vector<SweepCase> rest;
+  for (const auto& c : run.todo)
+    if (!run.records.count(c.index)) rest.push_back(c);
+  run.todo = std::move(rest);
+  return int64_t(run.records.size());
+}
+
+}  // namespace nvfp4::sweep
