@@ -22,10 +22,10 @@
 #include <cstdlib>
 #include <vector>
 
-#include "kernels/sm90/f16_mainloop.cuh"
-#include "kernels/sm90/sm90_decode.hpp"
-#include "kernels/sm90/sm90_fused.cuh"
-#include "kernels/sm90/sm90_wgmma.hpp"
+#include "kernels/sm90/decode.hpp"
+#include "kernels/sm90/fused_kernel.cuh"
+#include "kernels/sm90/ptx.cuh"
+#include "kernels/sm90/wgmma.hpp"
 
 namespace nvfp4::sm90::loopbench {
 
@@ -35,8 +35,8 @@ const char* const kNames[kVariants] = {"kernel", "no-dec", "no-mma", "no-sync", 
 template <int MT, int V>
 __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles, float* sink) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  namespace fd = f16_detail;
-  using C = v5::Cfg<MT>;
+  namespace fd = ptx;
+  using C = fused::Cfg<MT>;
   constexpr bool kDecode = V == kKernel || V == kNoMma || V == kNoSync || V == kStatic;
   constexpr bool kMma = V != kNoMma && V != kBare;
   constexpr bool kSync = V == kKernel || V == kNoDec || V == kNoMma;
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
 
 template <int MT, int V>
 void run_one(int nkb, int sms, long long* d_cycles, float* d_sink) {
-  using C = v5::Cfg<MT>;
+  using C = fused::Cfg<MT>;
   const int st = V == kStatic ? 3 : C::kStages;
   const size_t smem = 1024 + size_t(st) * (C::kABytes + C::kBBytes + C::kSBytes + 16);
   auto k = loop_kernel<MT, V>;

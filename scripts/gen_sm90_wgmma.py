@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes kernels/sm90/sm90_wgmma.hpp: inline-PTX wrappers for wgmma.mma_async m64nNk16
+"""Writes kernels/sm90/wgmma.hpp: inline-PTX wrappers for wgmma.mma_async m64nNk16
 .f32.f16.f16 (FP32 accumulators), one per N, because each N has N/2 accumulator operands.
 
   Wgmma<N>    RS form: A from four .b32 registers of f16x2, B by shared-memory descriptor
@@ -9,7 +9,7 @@
   WgmmaSS<N>  SS form: A and B by descriptor, both K-major; scale-d from a predicate (0 on the
               first K step of a tile). N = the fp16 mainloop's tile widths, 16 to 256 in steps of 16.
 
-Usage: scripts/gen_sm90_wgmma.py > kernels/sm90/sm90_wgmma.hpp
+Usage: scripts/gen_sm90_wgmma.py > kernels/sm90/wgmma.hpp
 (ctest `sm90_wgmma_generated` checks that the committed header is this script's output)."""
 import sys
 

@@ -15,8 +15,7 @@
 #   tool        ctest reports/plugin_gpu/cli, the oversized-problem refusal, scripts/device/sweep.sh
 #   sm90        scripts/device/sm90-results.sh (tests, both paths on every shipped shape, the sweeps
 #               with peers, the large shapes with every peer, sanitizers of both paths),
-#               then memcheck/racecheck of the registered kernel from build/ and sm90_bench
-#               --sweep (the fused path's tiles and splits) on the six held-out GPU MODE shapes
+#               then memcheck/racecheck of the registered kernel from build/
 #   kernelpy    scripts/device/kernel-py-results.sh (--kernel-py on the GPU backend: its own build
 #               against the python3 on PATH, which must have torch; the seed submission's diff
 #               from $NVFP4_SEED_SUBMISSION_DIFF)
@@ -98,8 +97,8 @@ step_sm90() {
   # The current evidence (2026-12-01-sm90-nstep; add the steps fit and limits for its fit/ and
   # 2026-11-30-sm90-v5/limits): its own script, its own sm90-only build.
   OUT="$d" bash scripts/device/sm90-results.sh
-  # The registered kernel from build/ under the sanitizers, and the fused path's tile/split
-  # heuristic on held-out shapes (its cost model was fitted to the shipped sweep shapes).
+  # The registered kernel from build/ under the sanitizers (the cost models' held-out check is
+  # sm90-results.sh's step heldout).
   local tool s m n k l f
   for tool in memcheck racecheck; do
     for s in "128 7168 2048 1" "1000 1000 512 2"; do
@@ -110,9 +109,6 @@ step_sm90() {
       echo "$tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f") $(grep -m1 '^verify' "$f")"
     done
   done
-  timeout 100 ./build/sm90_bench --sweep --samples 7 128x3072x1536 256x7168x256 512x512x7168 512x4096x512 \
-    512x1536x7168 2304x4608x7168 > "$d/bench-heldout.txt" 2>&1; echo "bench rc=$?"
-  grep -E "^shape| auto | fused | 2phase " "$d/bench-heldout.txt"
 }
 
 step_kernelpy() {

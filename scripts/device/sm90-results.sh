@@ -10,14 +10,12 @@
 #   sweep       both shipped sweep configs with --peers dequant-f16,f16-predeq (adaptive, cold)
 #   peers       4096^3, 8192^3, 2048x8192x8192 with --peers all (the mainloop beside cuBLASLt)
 #   default     the default problem (README's sample output)
-#   bench       sm90_bench (timed by src/measure) on 12 shapes: the registered choice and each
-#               path forced, beside cuBLASLt fp16 and dequantize-then-cuBLASLt, in one process
-#               (not in the default list: run it by name)
-#   fit         sm90_bench --sweep-2phase on 37 shapes and --sweep on 26 (M >= 384): every
-#               configuration the two cost models choose from, the data they were fitted to and
-#               that tests/unit/sm90_host_test.cpp checks them against (not in the default list)
-#   heldout     the same sweeps on 10 shapes outside the fit: the models' held-out check (read
-#               by tests/unit/sm90_host_test.cpp; not in the default list)
+#   fit         the tool's sweep of configs/sm90-fit.json: every configuration the two cost models
+#               choose from (kernel_config "all"), the data they are fitted to and that
+#               tests/unit/sm90_host_test.cpp checks them against (tests/fixtures/sm90-fit/fit.json;
+#               not in the default list)
+#   heldout     the same on configs/sm90-fit-heldout.json, 10 shapes outside the fit: the models'
+#               held-out check (tests/fixtures/sm90-fit/heldout.json; not in the default list)
 #   limits      ncu of the fused kernel at 16x57344x8192 and 128x7168x16384: speed of light,
 #               memory, warp states and per-SASS-line stall samples, summarised by ncu_loop.py
 #               (not in the default list: run it by name)
@@ -38,13 +36,13 @@ step_build() {
   cmake --preset sm90-only -DNVFP4_PYTHON="$PY" -DNVFP4_SM90_PTXAS_VERBOSE=ON -DNVFP4_PYTHON_KERNELS=OFF \
     -DNVFP4_REVISION="${NVFP4_REVISION:-}" > "$R/cmake.log" 2>&1 || return 1
   cmake --build build-sm90 -j"$(nproc)" > "$R/build.log" 2>&1 || { grep -B2 -A8 -m5 error "$R/build.log"; return 1; }
-  grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "f16_gemm_kernel" | sed 's/ptxas info *: //' > "$R/ptxas_f16.txt"
+  grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "mainloop_kernel" | sed 's/ptxas info *: //' > "$R/ptxas_f16.txt"
   grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "fused_kernel" | sed 's/ptxas info *: //' > "$R/ptxas_fused.txt"
   local obj sass=/tmp/sm90-two-phase.sass
-  obj=$(find build-sm90 -name 'sm90_two_phase.cu.o' | head -1)
+  obj=$(find build-sm90 -name 'mainloop.cu.o' | head -1)
   cuobjdump --dump-sass "$obj" > "$sass"
   echo "two-phase objects: HGMMA $(grep -c HGMMA "$sass"), LDL $(grep -c LDL "$sass"), STL $(grep -c STL "$sass"), UTMALDG $(grep -c UTMALDG "$sass"), UTMASTG $(grep -c UTMASTG "$sass")" | tee "$R/sass_counts.txt"
-  obj=$(find build-sm90 -name 'sm90_fused.cu.o' | head -1)
+  obj=$(find build-sm90 -name 'fused.cu.o' -path '*nvfp4_sm90*' | head -1)
   cuobjdump --dump-sass "$obj" > "$sass"
   echo "fused objects: HGMMA $(grep -c HGMMA "$sass"), LDL $(grep -c LDL "$sass"), STL $(grep -c STL "$sass"), UBLKCP $(grep -c UBLKCP "$sass"), UTMASTG $(grep -c UTMASTG "$sass")" | tee -a "$R/sass_counts.txt"
 }
@@ -117,43 +115,19 @@ step_peers() {
   done
 }
 
-step_bench() {
-  timeout 120 build-sm90/sm90_bench --samples 15 128x7168x16384 128x4096x7168 128x7168x2048 \
-    16x7168x16384 16x57344x8192 128x36864x7168 512x512x7168 128x576x7168 256x7168x2048 \
-    1024x7168x16384 1024x576x7168 384x7168x2304 > "$R/sm90_bench.txt" 2>&1
-  echo "sm90_bench rc=$?, variants not bit-equal to the registered choice: $(grep -c MISMATCH "$R/sm90_bench.txt")"
-}
-
+# In one process (--no-isolate): thousands of short cases, each a configuration the kernel lists.
 step_fit() {
   mkdir -p "$R/fit"
-  timeout 300 build-sm90/sm90_bench --samples 10 --sweep-2phase 4096x576x7168 4096x1536x7168 2304x4608x7168 \
-    4096x4096x7168 4096x7168x2048 4096x24576x1536 4096x32768x512 4096x8192x8192 4096x10240x8192 4096x4096x4096 \
-    2048x8192x8192 1024x576x7168 1024x1536x7168 1024x4096x7168 1024x10240x8192 1024x7168x18432 512x512x7168 \
-    512x1536x7168 8192x8192x8192 4096x7168x16384 4096x57344x8192 > "$R/fit/sweep-2phase-1.txt" 2>&1
-  echo "sweep-2phase-1 rc=$?"
-  timeout 300 build-sm90/sm90_bench --samples 10 --sweep-2phase 384x7168x2304 512x4096x512 256x7168x2048 \
-    256x7168x256 1024x7168x2048 1024x7168x16384 1024x8192x8192 1024x8192x28672 1024x24576x1536 1024x32768x512 \
-    1024x36864x7168 1024x57344x8192 4096x7168x18432 4096x8192x28672 4096x36864x7168 128x576x7168 \
-    > "$R/fit/sweep-2phase-2.txt" 2>&1
-  echo "sweep-2phase-2 rc=$?"
-  timeout 200 build-sm90/sm90_bench --samples 10 --sweep 1024x576x7168 1024x1536x7168 1024x4096x7168 \
-    1024x7168x2048 1024x7168x16384 1024x7168x18432 1024x8192x8192 1024x8192x28672 1024x10240x8192 1024x24576x1536 \
-    1024x32768x512 1024x36864x7168 1024x57344x8192 2048x8192x8192 2304x4608x7168 4096x576x7168 4096x1536x7168 \
-    4096x4096x4096 4096x4096x7168 4096x7168x2048 4096x24576x1536 4096x32768x512 4096x8192x8192 512x1536x7168 \
-    512x512x7168 384x7168x2304 > "$R/fit/sweep-fused.txt" 2>&1
-  echo "sweep-fused rc=$?; variants not bit-equal to the registered choice: $(cat "$R"/fit/*.txt | grep -c MISMATCH)"
+  timeout 590 $BIN sweep configs/sm90-fit.json --no-isolate --json "$R/fit/fit.json" --overwrite \
+    --progress lines > "$R/fit/fit.log" 2>&1
+  echo "fit rc=$?"; grep -E '^sweep: [0-9]' "$R/fit/fit.log"
 }
 
 step_heldout() {
   mkdir -p "$R/fit"
-  local s="3072x2560x4096 6144x1024x5120 1536x3584x7168 4096x2816x3072 2560x6144x2048 8192x768x4096
-    1024x2304x6144 3000x5000x3072 1536x1024x8192 2048x1536x4096"
-  # shellcheck disable=SC2086
-  timeout 200 build-sm90/sm90_bench --samples 10 --sweep-2phase $s > "$R/fit/heldout-2phase.txt" 2>&1
-  echo "heldout-2phase rc=$?"
-  # shellcheck disable=SC2086
-  timeout 150 build-sm90/sm90_bench --samples 10 --sweep $s > "$R/fit/heldout-fused.txt" 2>&1
-  echo "heldout-fused rc=$?; variants not bit-equal: $(cat "$R"/fit/heldout-*.txt | grep -c MISMATCH)"
+  timeout 300 $BIN sweep configs/sm90-fit-heldout.json --no-isolate --json "$R/fit/heldout.json" \
+    --overwrite --progress lines > "$R/fit/heldout.log" 2>&1
+  echo "heldout rc=$?"; grep -E '^sweep: [0-9]' "$R/fit/heldout.log"
 }
 
 step_limits() {
@@ -162,10 +136,11 @@ step_limits() {
   for sh in 16x57344x8192 128x7168x16384; do
     rep="$R/limits/ncu-$sh"
     # the first fused_kernel launch: the registered choice's warm-up (fused at both shapes)
+    read -r m n k <<<"${sh//x/ }"
     timeout 120 ncu --kernel-name regex:fused_kernel --launch-count 1 --section SpeedOfLight \
       --section MemoryWorkloadAnalysis --section WarpStateStats --section SourceCounters \
       --section ComputeWorkloadAnalysis --section LaunchStats -o "$rep" -f \
-      build-sm90/sm90_bench --samples 3 $sh > "$rep.log" 2>&1 || { echo "ncu $sh failed"; return 1; }
+      $BIN --m "$m" --n "$n" --k "$k" --iters 3 --warmup 0 > "$rep.log" 2>&1 || { echo "ncu $sh failed"; return 1; }
     ncu -i "$rep.ncu-rep" --page details --csv > "$rep-details.csv"
     ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > /tmp/ncu-source.csv
     "$PY" scripts/device/ncu_loop.py /tmp/ncu-source.csv --trim "$rep-stalls.csv" | tee "$rep-summary.txt"

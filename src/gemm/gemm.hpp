@@ -12,12 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace nvfp4 {
+#include "src/gemm/shape.hpp"
 
-struct Shape {
-  int64_t m = 0, n = 0, k = 0, l = 1;
-  double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(l); }
-};
+namespace nvfp4 {
 
 // Where an implementation's operands live.
 enum class Space { Device, Host };

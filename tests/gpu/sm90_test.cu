@@ -1,12 +1,14 @@
-// The sm90 kernel: the decode bit trick (host, exhaustive), the device decode path, and full
-// GEMMs against the exact CPU reference on fresh random data with the output poisoned first.
-// GPU tests skip unless the device has compute capability 9.0.
+// The sm90 kernel: the device decode path, and full GEMMs against the exact CPU reference on
+// fresh random data with the output poisoned first: every tile and split of both paths, the
+// configurations set by name (--kernel-config), and two devices driven by one process.
+// GPU tests skip, saying why, unless the device has compute capability 9.0.
 #include <gtest/gtest.h>
 
 #include <cuda_fp16.h>
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,8 +17,9 @@
 #include "src/device/device_info.hpp"
 #include "src/format/nvfp4.hpp"
 #include "src/registry/registry.hpp"
-#include "kernels/sm90/sm90_decode.hpp"
-#include "kernels/sm90/sm90_gemm.hpp"
+#include "kernels/sm90/decode.hpp"
+#include "kernels/sm90/heuristics.hpp"
+#include "kernels/sm90/launch.hpp"
 #include "src/problem/problem.hpp"
 #include "kernels/reference/cpu_exact.hpp"
 #include "tests/gpu_test.hpp"
@@ -84,26 +87,39 @@ TEST(Sm90Decode, DeviceDecodeMatchesCodec) {
 
 namespace {
 
+// The state launches keep per device (SM count, shared-memory limits), as a Gemm object does.
+sm90::DeviceState& device_state() {
+  static sm90::PerDevice devices;
+  return devices.current();
+}
+int sm_count() { return device_state().sm_count(); }
+
 struct Check {
   int64_t checked = 0, bad = 0;
   std::string first;
 };
 
-// Runs sm90 (explicit config, or the Gemm object's own choice) on fresh data, poisoned output.
-// Full comparison against exact_gemm when the problem is small enough, else `samples` random
-// elements plus the four corners of every batch.
+// Runs sm90 (explicit config, or the Gemm object's own choice: `gemm`, else a fresh "sm90") on
+// fresh data, poisoned output, on the current device. Full comparison against exact_gemm when
+// the problem is small enough, else `samples` random elements plus the four corners of every
+// batch.
 Check run_and_check(const Shape& s, Dist dist, uint64_t seed, std::optional<sm90::Config> cfg,
-                    int64_t samples = 4096) {
+                    int64_t samples = 4096, Gemm* gemm = nullptr) {
   Stream stream;
   DeviceTensors dt;
   dt.allocate(s);
   generate_device(Problem{s, dist, seed}, dt, stream.get());
   poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
-  auto g = make_gemm("sm90", Role::Kernel);
+  std::unique_ptr<Gemm> own;
+  if (gemm == nullptr) {
+    own = make_gemm("sm90", Role::Kernel);
+    gemm = own.get();
+  }
+  Gemm* g = gemm;
   const Operands ops = dt.view();
   if (cfg) {
     DeviceBuffer ws(sm90::workspace_bytes(s, *cfg));
-    sm90::launch(s, ops, *cfg, ws.get(), stream.get());
+    sm90::launch(s, ops, *cfg, ws.get(), stream.get(), device_state());
     stream.sync();
   } else {
     DeviceBuffer ws(g->workspace_bytes(s));
@@ -171,7 +187,7 @@ TEST(Sm90Gemm, GpuModeTestShapes) {
     for (Dist d : {Dist::GpuMode, Dist::Normal}) {
       const Check r = run_and_check(s, d, ++seed, std::nullopt);
       EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " "
-                          << sm90::describe(sm90::choose_config(s, sm90::current_sm_count()))
+                          << sm90::describe(sm90::choose_config(s, sm_count()))
                           << ": " << r.bad << "/" << r.checked << " bad, first " << r.first;
     }
 }
@@ -188,15 +204,15 @@ TEST(Sm90Gemm, BenchmarkShapes) {
     }
 }
 
-// The two-phase path (v4): the mainloop's tile shapes, with and without in-kernel split-K, on shapes
+// The two-phase path: the mainloop's tile shapes, with and without in-kernel split-K, on shapes
 // that are not multiples of any tile (TMA zero-fills the edges; the stores are masked), L > 1,
 // and K as small as the kernel accepts.
 static sm90::Config two_phase(int bm, int bn, int split) {
   sm90::Config c;
-  c.version = 4;
-  c.f16_bm = bm;
-  c.f16_bn = bn;
-  c.split = split;
+  c.path = sm90::Path::TwoPhase;
+  c.two_phase.bm = bm;
+  c.two_phase.bn = bn;
+  c.two_phase.split = split;
   return c;
 }
 
@@ -234,13 +250,13 @@ TEST(Sm90Gemm, TwoPhaseEveryNStep) {
         }
 }
 
-// The fused path (v5): every M tile, with and without split-K, on ragged shapes (N % 8 != 0 takes
+// The fused path: every M tile, with and without split-K, on ragged shapes (N % 8 != 0 takes
 // the masked-store epilogue, N % 8 == 0 the TMA-store one), L > 1 and K = 64 (one K block).
 static sm90::Config fused(int mt, int split) {
   sm90::Config c;
-  c.version = 5;
-  c.mt = mt;
-  c.split = split;
+  c.path = sm90::Path::Fused;
+  c.fused.m_tile = mt;
+  c.fused.split = split;
   return c;
 }
 
@@ -282,7 +298,7 @@ TEST(Sm90Gemm, FusedManyUnitsAndGpuModeShapes) {
   for (const Shape& s : shapes)
     for (Dist d : {Dist::GpuMode, Dist::Normal})
       for (int rep = 0; rep < 2; ++rep) {
-        const sm90::Config c = sm90::choose_config(s, sm90::current_sm_count(), sm90::Path::Fused);
+        const sm90::Config c = sm90::choose_config(s, sm_count(), sm90::Path::Fused);
         const Check r = run_and_check(s, d, ++seed, c, 3000);
         EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
                             << "/" << r.checked << " bad, first " << r.first;
@@ -300,7 +316,7 @@ TEST(Sm90Gemm, EveryPathOnLargeAndGpuModeShapes) {
   for (const Shape& s : shapes)
     for (sm90::Path p : {sm90::Path::Auto, sm90::Path::Fused, sm90::Path::TwoPhase})
       for (Dist d : {Dist::GpuMode, Dist::Normal}) {
-        const sm90::Config c = sm90::choose_config(s, sm90::current_sm_count(), p);
+        const sm90::Config c = sm90::choose_config(s, sm_count(), p);
         const Check r = run_and_check(s, d, ++seed, c, 3000);
         EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
                             << "/" << r.checked << " bad, first " << r.first;
@@ -323,11 +339,65 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
     for (auto* out : {&first, &again}) {
       poison_device(dt.c.get<uint16_t>(), s.m * s.n, stream.get());
-      sm90::launch(s, dt.view(), c, ws.get(), stream.get());
+      sm90::launch(s, dt.view(), c, ws.get(), stream.get(), device_state());
       stream.sync();
       NVFP4_CUDA_CHECK(
           cudaMemcpy(out->data(), dt.c.get(), out->size() * 2, cudaMemcpyDeviceToHost));
     }
     EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 2), 0) << sm90::describe(c);
   }
+}
+
+// Configurations set by name, as --kernel-config sets them: every configuration the registered
+// kernel lists for a few ragged and GPU MODE shapes, run through the Gemm object (prepare, run)
+// and checked element by element against the exact reference.
+TEST(Sm90Gemm, EveryListedConfigurationRunsAndVerifies) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{520, 136, 768, 1}, {96, 520, 1024, 2}, {128, 256, 256, 1}};
+  uint64_t seed = 900;
+  for (const Shape& s : shapes) {
+    auto g = make_gemm("sm90", Role::Kernel);
+    const std::vector<std::string> list = g->configurations(s);
+    ASSERT_FALSE(list.empty()) << label(s, Dist::GpuMode, seed);
+    for (const std::string& c : list) {
+      ASSERT_EQ(g->set_configuration(c, s), "") << c;
+      ASSERT_EQ(g->configuration(s), c);
+      const Check r = run_and_check(s, Dist::GpuMode, ++seed, std::nullopt, 3000, g.get());
+      EXPECT_EQ(r.bad, 0) << label(s, Dist::GpuMode, seed) << " " << c << ": " << r.bad << "/"
+                          << r.checked << " bad, first " << r.first;
+    }
+  }
+}
+
+// One process driving two GPUs (sweep --no-isolate --devices 0,1): the shared-memory limits and
+// SM counts are kept per device, so each path runs on the second device too, with one kernel
+// object per device and with one object used on both in turn.
+TEST(Sm90Gemm, TwoDevicesInOneProcess) {
+  NVFP4_REQUIRE_SM90();
+  int count = 0;
+  NVFP4_CUDA_CHECK(cudaGetDeviceCount(&count));
+  std::vector<int> sm90_devices;
+  for (int d = 0; d < count; ++d) {
+    const DeviceInfo info = query_device(d);
+    if (info.cc_major == 9 && info.cc_minor == 0) sm90_devices.push_back(d);
+  }
+  if (sm90_devices.size() < 2)
+    GTEST_SKIP() << "needs two devices of compute capability 9.0 in this process; found "
+                 << sm90_devices.size() << " of " << count << " (set CUDA_VISIBLE_DEVICES to two H100/H200)";
+  const Shape fused_shape{128, 7168, 2048, 1}, two_phase_shape{2304, 4608, 7168, 1};
+  auto shared = make_gemm("sm90", Role::Kernel);
+  uint64_t seed = 950;
+  for (int round = 0; round < 2; ++round)
+    for (int d : {sm90_devices[0], sm90_devices[1]}) {
+      NVFP4_CUDA_CHECK(cudaSetDevice(d));
+      auto own = make_gemm("sm90", Role::Kernel);
+      for (Gemm* g : {own.get(), shared.get()})
+        for (const Shape& s : {fused_shape, two_phase_shape}) {
+          const Check r = run_and_check(s, Dist::GpuMode, ++seed, std::nullopt, 3000, g);
+          EXPECT_EQ(r.bad, 0) << "device " << d << " " << label(s, Dist::GpuMode, seed) << " "
+                              << g->configuration(s) << ": " << r.bad << "/" << r.checked
+                              << " bad, first " << r.first;
+        }
+    }
+  NVFP4_CUDA_CHECK(cudaSetDevice(0));
 }

@@ -1,0 +1,140 @@
+// The sm90 configurations: layouts, normalisation, spelling (config.hpp). Pure host C++.
+#include "kernels/sm90/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+namespace nvfp4::sm90 {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+}  // namespace
+
+bool fused_tile_built(int m_tile) {
+  return m_tile == 16 || m_tile == 32 || m_tile == 64 || m_tile == 128 || m_tile == 256;
+}
+
+bool mainloop_tile_built(int bm, int bn) {
+  return (bm == 128 && bn % 16 == 0 && bn >= 16 && bn <= 256) || (bm == 256 && bn == 128);
+}
+
+FusedLayout fused_layout(const Shape& s, const FusedConfig& c) {
+  FusedLayout w;
+  w.tiles_m = static_cast<int>(ceil_div(s.m, c.m_tile));
+  w.tiles128 = c.m_tile >= 128 ? w.tiles_m * (c.m_tile / 128) : static_cast<int>(ceil_div(s.m, 128));
+  w.tiles_n = static_cast<int>(ceil_div(s.n, kFusedRowsN));
+  w.tiles = static_cast<int>(s.l * w.tiles_m * w.tiles_n);
+  w.a16 = size_t(s.l) * size_t(w.tiles128) * size_t(s.k / kGranuleK) * kFusedATile;
+  w.partial = c.split > 1
+                  ? size_t(w.tiles) * size_t(c.split) * size_t(kFusedRowsN) * size_t(c.m_tile) * 4
+                  : 0;
+  w.counters = c.split > 1 ? size_t(w.tiles) * 4 : 0;
+  w.total = round_up(w.a16, 256) + round_up(w.partial, 256) + round_up(w.counters, 256);
+  return w;
+}
+
+size_t mainloop_workspace_bytes(const Shape& s, const TwoPhaseConfig& c) {
+  const int splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(c.split, s.k / 64)));
+  if (splits <= 1 || !mainloop_tile_built(c.bm, c.bn)) return 0;
+  const int64_t tiles = s.l * ceil_div(s.m, c.bm) * ceil_div(s.n, c.bn);
+  return round_up(static_cast<size_t>(tiles * splits) * c.bm * c.bn * sizeof(float), 256) +
+         round_up(static_cast<size_t>(tiles) * sizeof(int), 256);
+}
+
+TwoPhaseLayout two_phase_layout(const Shape& s, const TwoPhaseConfig& c) {
+  TwoPhaseLayout w;
+  w.a16 = round_up(size_t(s.l) * size_t(s.m) * size_t(s.k) * 2, 256);  // fp16
+  w.b16 = round_up(size_t(s.l) * size_t(s.n) * size_t(s.k) * 2, 256);
+  w.mainloop = round_up(mainloop_workspace_bytes(s, c), 256);
+  w.total = w.a16 + w.b16 + w.mainloop;
+  return w;
+}
+
+std::string shape_error(const Shape& s) {
+  if (s.k % kGranuleK != 0)
+    return fmt::format("K must be a multiple of {} (the sm90 kernel's K granule)", kGranuleK);
+  if (s.l > 65535) return "L must be at most 65535 (grid z limit)";
+  if (s.m > std::numeric_limits<int32_t>::max() || s.n > std::numeric_limits<int32_t>::max())
+    return "M and N must be below 2^31";
+  if (ceil_div(s.m, 128) * ceil_div(s.n, 128) > std::numeric_limits<int32_t>::max())
+    return "too many 128x128 tiles for one grid";
+  return {};
+}
+
+Config normalize(const Shape& s, Config c) {
+  const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
+  int& split = c.path == Path::TwoPhase ? c.two_phase.split : c.fused.split;
+  split = static_cast<int>(std::clamp<int64_t>(split, 1, std::min<int64_t>(nk, kMaxSplit)));
+  split = static_cast<int>(ceil_div(nk, ceil_div(nk, split)));
+  return c;
+}
+
+size_t workspace_bytes(const Shape& s, const Config& c0) {
+  const Config c = normalize(s, c0);
+  if (c.path == Path::TwoPhase) return two_phase_layout(s, c.two_phase).total;
+  return fused_layout(s, c.fused).total;
+}
+
+std::string describe(const Config& c) {
+  if (c.path == Path::TwoPhase)
+    return fmt::format("two-phase {}x{} split {} group {}", c.two_phase.bm, c.two_phase.bn,
+                       c.two_phase.split, c.two_phase.group);
+  return fmt::format("fused {}x{} split {}", c.fused.m_tile, kFusedRowsN, c.fused.split);
+}
+
+namespace {
+
+// A positive decimal integer of at most 6 digits (no sign, no leading zero).
+bool parse_count(const std::string& t, int* out) {
+  if (t.empty() || t.size() > 6 || t[0] == '0') return false;
+  if (!std::all_of(t.begin(), t.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) return false;
+  *out = std::stoi(t);
+  return true;
+}
+
+bool parse_tile(const std::string& t, int* rows, int* cols) {
+  const size_t x = t.find('x');
+  return x != std::string::npos && parse_count(t.substr(0, x), rows) &&
+         parse_count(t.substr(x + 1), cols);
+}
+
+}  // namespace
+
+std::string parse_config(const std::string& text, Config* out) {
+  static const char* kForms =
+      "expected 'fused MTx128 split S' or 'two-phase BMxBN split S group G' (e.g. 'fused 128x128 "
+      "split 2', 'two-phase 128x144 split 1 group 16')";
+  std::istringstream in(text);
+  std::vector<std::string> w;
+  for (std::string t; in >> t;) w.push_back(t);
+  Config c;
+  int rows = 0, cols = 0;
+  if (w.size() == 4 && w[0] == "fused" && w[2] == "split") {
+    if (!parse_tile(w[1], &rows, &cols)) return fmt::format("tile '{}' is not ROWSxCOLS", w[1]);
+    if (cols != kFusedRowsN)
+      return fmt::format("the fused path's tile is MTx{}, got {}", kFusedRowsN, w[1]);
+    if (!parse_count(w[3], &c.fused.split)) return fmt::format("split '{}' is not a positive count", w[3]);
+    c.path = Path::Fused;
+    c.fused.m_tile = rows;
+  } else if (w.size() == 6 && w[0] == "two-phase" && w[2] == "split" && w[4] == "group") {
+    if (!parse_tile(w[1], &rows, &cols)) return fmt::format("tile '{}' is not ROWSxCOLS", w[1]);
+    if (!parse_count(w[3], &c.two_phase.split)) return fmt::format("split '{}' is not a positive count", w[3]);
+    if (!parse_count(w[5], &c.two_phase.group)) return fmt::format("group '{}' is not a positive count", w[5]);
+    c.path = Path::TwoPhase;
+    c.two_phase.bm = rows;
+    c.two_phase.bn = cols;
+  } else {
+    return kForms;
+  }
+  if (describe(c) != text) return fmt::format("not spelt as the kernel spells it: {}", kForms);
+  *out = c;
+  return {};
+}
+
+}  // namespace nvfp4::sm90

@@ -1,0 +1,86 @@
+// The sm90 kernel's configurations: which of its two paths runs and with what tile and split (one
+// part per path), the limits they share, their workspace layouts, and how a configuration is
+// spelt (the report's kernel.configuration, --kernel-config). Pure host C++ without CUDA headers:
+// the heuristics, the host test and the launchers all use it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "src/gemm/shape.hpp"
+
+namespace nvfp4::sm90 {
+
+constexpr int kGranuleK = 64;  // K per pipeline stage, both paths: 4 wgmma k-steps, 4 scale blocks
+constexpr int kMaxSplit = 16;  // K splits per output tile, both paths
+
+// Which path the registered kernel may take: `sm90` chooses per shape, `sm90-fused` and
+// `sm90-2phase` force one (for side-by-side comparisons).
+enum class Path { Auto, Fused, TwoPhase };
+
+// The fused path (fused.cu): A decoded once to fp16 by a prepass, B decoded from shared memory
+// into wgmma register fragments (C^T = B A^T); tile m_tile (the wgmma N: 16, 32, 64, 128 or
+// 256) x 128 rows of N, `split` K splits reduced by the last split of each tile.
+struct FusedConfig {
+  int m_tile = 128;
+  int split = 1;
+};
+
+// The two-phase path (two_phase.cu): A and B decoded once to fp16, then the fp16 mainloop with
+// tile bm x bn (128 x 16..256 in steps of 16, or 256x128), `split` K splits reduced inside the
+// kernel, `group` tile-rows per scheduler group (L2 reuse).
+struct TwoPhaseConfig {
+  int bm = 128;
+  int bn = 256;
+  int split = 1;
+  int group = 8;
+};
+
+// One launch configuration: `path` (Fused or TwoPhase) says which part is used.
+struct Config {
+  Path path = Path::Fused;
+  FusedConfig fused;
+  TwoPhaseConfig two_phase;
+  int split() const { return path == Path::TwoPhase ? two_phase.split : fused.split; }
+};
+
+// The fused kernel's fixed geometry (fused_kernel.cuh uses the same constants).
+constexpr int kFusedRowsN = 128;           // B rows (C columns) per tile
+constexpr int kFusedGroup = 8;             // M tiles per raster band
+constexpr int kFusedATile = 128 * 128;     // bytes of one prepass tile: 128 rows x 64 fp16
+
+bool fused_tile_built(int m_tile);         // 16, 32, 64, 128, 256
+bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 256x128
+
+// Fused workspace: [A prepass tiles][split-K partials][tile counters], 256-byte aligned parts.
+// The prepass writes whole 128-row tiles (rows past M zero); an M tile below 128 rows is a row
+// slice of one of them.
+struct FusedLayout {
+  int tiles128 = 0, tiles_m = 0, tiles_n = 0, tiles = 0;
+  size_t a16 = 0, partial = 0, counters = 0, total = 0;
+};
+FusedLayout fused_layout(const Shape& s, const FusedConfig& c);
+
+// The fp16 mainloop's own workspace (split-K partials and counters; 0 without split-K).
+size_t mainloop_workspace_bytes(const Shape& s, const TwoPhaseConfig& c);
+// Two-phase workspace: [fp16 A, L*M*K][fp16 B, L*N*K][the mainloop's], 256-byte aligned parts.
+struct TwoPhaseLayout {
+  size_t a16 = 0, b16 = 0, mainloop = 0, total = 0;
+};
+TwoPhaseLayout two_phase_layout(const Shape& s, const TwoPhaseConfig& c);
+
+// Empty when the kernel supports the shape, else the rule broken.
+std::string shape_error(const Shape& s);
+
+// Split clamped to [1, min(K/64, kMaxSplit)], then to the number of non-empty even shares of
+// K/64 (both paths give split s the K blocks [s*nk/S, (s+1)*nk/S)).
+Config normalize(const Shape& s, Config c);
+size_t workspace_bytes(const Shape& s, const Config& c);
+
+// "fused 128x128 split 2", "two-phase 128x144 split 1 group 16".
+std::string describe(const Config& c);
+// The inverse of describe(): "" and *out set when `text` is one such spelling, else the reason.
+std::string parse_config(const std::string& text, Config* out);
+
+}  // namespace nvfp4::sm90

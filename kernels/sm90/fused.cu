@@ -1,0 +1,162 @@
+// The fused path's whole launcher (fused_kernel.cuh): the workspace carved per fused_layout(),
+// the A prepass, the C tensor map, and the persistent main kernel launched after the prepass
+// with programmatic dependent launch (PDL).
+#include <cuda_fp16.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "kernels/sm90/fused_kernel.cuh"
+#include "kernels/sm90/launch.hpp"
+#include "src/core/error.hpp"
+#include "src/device/cuda_check.hpp"
+
+namespace nvfp4::sm90 {
+namespace {
+
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+// The A prepass: A decoded once to fp16 in 128-row tiles per 64-wide K block, 128-byte swizzled
+// as the SW128 descriptor wants them ([L][tiles128][nk][128 rows][128 B]), rows past M zero; it
+// also zeroes the split-K tile counters and triggers the main kernel (PDL) at its start.
+struct PrepassParams {
+  const uint8_t* a;
+  const uint8_t* sfa;  // linear [L, M, K/16]
+  uint8_t* a16;
+  int64_t m, k, l;
+  int nk;
+  int tiles128;
+  int* counters;       // may be null
+  int ncounters;
+};
+
+// One block per (batch, 128-row tile, K granule): each thread decodes its row into shared memory
+// (swizzled as the main kernel wants it), then the block writes the 16 KB tile coalesced.
+__global__ void __launch_bounds__(128) decode_a_kernel(const PrepassParams p) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  if (p.counters != nullptr)  // split-K tile counters start at zero every call
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.ncounters;
+         i += int64_t(gridDim.x) * blockDim.x)
+      p.counters[i] = 0;
+  __shared__ uint4 tile[kFusedATile / 16];
+  const int64_t blk = blockIdx.x;
+  const int64_t g = blk % p.nk, rest = blk / p.nk;
+  const int64_t tm = rest % p.tiles128, batch = rest / p.tiles128;
+  const int r = threadIdx.x;
+  const int64_t row = tm * 128 + r;
+  const int sw = r & 7;
+  if (row < p.m) {
+    const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
+    const uint8_t* src = p.a + (batch * p.m + row) * kbytes + g * 32;
+    const uint8_t* ssrc = p.sfa + (batch * p.m + row) * kblocks + g * 4;
+    const uint4 lo = __ldg(reinterpret_cast<const uint4*>(src));
+    const uint4 hi = __ldg(reinterpret_cast<const uint4*>(src + 16));
+    const uint32_t sc = __ldg(reinterpret_cast<const uint32_t*>(ssrc));
+    decode_row(lo, hi, sc, [&](int q, uint4 v) { tile[r * 8 + (q ^ sw)] = v; });
+  } else {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) tile[r * 8 + q] = make_uint4(0, 0, 0, 0);  // rows past M
+  }
+  __syncthreads();
+  uint4* dst = reinterpret_cast<uint4*>(p.a16 + blk * int64_t(kFusedATile));
+#pragma unroll
+  for (int j = 0; j < 8; ++j) dst[r + 128 * j] = tile[r + 128 * j];
+#else
+  (void)p;
+#endif
+}
+
+void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
+  const int64_t blocks = p.l * int64_t(p.tiles128) * p.nk;  // tile order = a16 layout order
+  decode_a_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(p);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+// Persistent: `grid` CTAs (one per SM at most) walk the units. Launched with programmatic stream
+// serialization after the A prepass, which triggers its dependents at its start: the producer
+// waits (griddepcontrol.wait) before its first read of the prepass output.
+template <int MT>
+void launch_main(const fused::Params& p, const CUtensorMap& tmC, int grid, cudaStream_t stream,
+                 DeviceState& dev) {
+  using C = fused::Cfg<MT>;
+  dev.ensure_smem_limit(reinterpret_cast<const void*>(fused::fused_kernel<MT>), C::kSmem);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
+  cfg.blockDim = dim3(fused::kThreads, 1, 1);
+  cfg.dynamicSmemBytes = C::kSmem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT>, tmC, p));
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, void* workspace,
+                  cudaStream_t stream, DeviceState& dev) {
+  if (!fused_tile_built(c.m_tile))
+    throw usage_error(fmt::format("sm90: fused M tile {} not built (16/32/64/128/256)", c.m_tile));
+  const FusedLayout w = fused_layout(s, c);
+  uint8_t* ws = static_cast<uint8_t*>(workspace);
+  fused::Params p{};
+  p.b = ops.b;
+  p.sfb = ops.sfb;
+  p.a16 = ws;
+  p.c = reinterpret_cast<__half*>(ops.c);
+  p.partial = c.split > 1 ? reinterpret_cast<float*>(ws + round_up(w.a16, 256)) : nullptr;
+  p.counters = c.split > 1
+                   ? reinterpret_cast<int*>(ws + round_up(w.a16, 256) + round_up(w.partial, 256))
+                   : nullptr;
+  p.m = static_cast<int>(s.m);
+  p.n = static_cast<int>(s.n);
+  p.l = static_cast<int>(s.l);
+  p.nk = static_cast<int>(s.k / kGranuleK);
+  if (s.k / 2 > std::numeric_limits<int32_t>::max()) throw usage_error("sm90: K too large for the fused path");
+  p.kbytes = static_cast<int>(s.k / 2);
+  p.kblocks = static_cast<int>(s.k / 16);
+  p.tiles128 = w.tiles128;
+  p.tiles_m = w.tiles_m;
+  p.tiles_n = w.tiles_n;
+  p.split = c.split;
+  const int64_t units = int64_t(w.tiles) * c.split;
+  if (units > std::numeric_limits<int32_t>::max() / 2)
+    throw usage_error("sm90: too many fused work units for this shape");
+  p.units = static_cast<int>(units);
+  p.tma_store = s.n % 8 == 0 ? 1 : 0;  // C is 16-byte aligned (launch() checks)
+  CUtensorMap tmc;
+  std::memset(&tmc, 0, sizeof tmc);
+  if (p.tma_store)
+    tmc = fp16_tensor_map(p.c, s.m, s.n, s.l, c.m_tile < 64 ? c.m_tile : 64,
+                          CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused C");
+  // The prepass decodes A into w.tiles128 tiles per batch and zeroes the split-K counters; it
+  // triggers the main kernel (PDL) at its start.
+  PrepassParams pp{};
+  pp.a = ops.a;
+  pp.sfa = ops.sfa;
+  pp.a16 = ws;
+  pp.m = s.m;
+  pp.k = s.k;
+  pp.l = s.l;
+  pp.nk = p.nk;
+  pp.tiles128 = w.tiles128;
+  pp.counters = p.counters;
+  pp.ncounters = p.counters != nullptr ? w.tiles : 0;
+  launch_prepass(pp, stream);
+  const int grid = static_cast<int>(std::min<int64_t>(units, dev.sm_count()));
+  switch (c.m_tile) {
+    case 16: launch_main<16>(p, tmc, grid, stream, dev); break;
+    case 32: launch_main<32>(p, tmc, grid, stream, dev); break;
+    case 64: launch_main<64>(p, tmc, grid, stream, dev); break;
+    case 128: launch_main<128>(p, tmc, grid, stream, dev); break;
+    default: launch_main<256>(p, tmc, grid, stream, dev); break;
+  }
+}
+
+}  // namespace nvfp4::sm90

@@ -1,0 +1,37 @@
+// The sm90 kernel's heuristics: each path's cost model (estimated microseconds of a whole call on
+// an H200, fitted to its timings), the configurations each chooser weighs, the choosers, and the
+// rule between the paths. Pure host C++ without CUDA headers (CMake target
+// nvfp4_sm90_heuristics; ctest sm90_heuristics_host_only); tests/unit/sm90_host_test.cpp checks
+// it against the timings in tests/fixtures/sm90-fit/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/sm90/config.hpp"
+
+namespace nvfp4::sm90 {
+
+double estimate_fused_us(const Shape& s, const FusedConfig& c, int sm_count);
+// The fp16 mainloop alone, and the two-phase path (the decode pass plus the mainloop).
+double estimate_mainloop_us(const Shape& s, const TwoPhaseConfig& c, int sm_count);
+double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sm_count);
+
+// What each chooser weighs for the shape, in its order of preference on near-ties.
+std::vector<FusedConfig> fused_candidates(const Shape& s);
+std::vector<TwoPhaseConfig> two_phase_candidates(const Shape& s);
+
+// Each path's cheapest candidate by its model, normalised.
+FusedConfig choose_fused(const Shape& s, int sm_count);
+TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count);
+// The registered kernel's choice: the forced path's pick, or (Auto) the path whose model
+// estimates the lower time.
+Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto);
+
+// Every configuration `path` could pick for the shape (Auto: the fused ones, then the
+// two-phase ones): the candidates above, each as describe() spells it.
+std::vector<Config> configurations(const Shape& s, Path path);
+// "" when `c` is one of configurations(s, path), else why not.
+std::string configuration_error(const Shape& s, Path path, const Config& c);
+
+}  // namespace nvfp4::sm90

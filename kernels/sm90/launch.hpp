@@ -1,0 +1,73 @@
+// The sm90 kernel's launchers (host side, CUDA): the fused path (fused.cu), the two-phase path
+// and its fp16 mainloop (two_phase.cu, mainloop.cu), and the per-device state they need. The
+// Gemm objects (sm90.cu) and the GPU tests call them; the heuristics that pick a Config are in
+// heuristics.hpp.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/sm90/config.hpp"
+#include "src/device/device_info.hpp"
+#include "src/gemm/gemm.hpp"
+
+namespace nvfp4::sm90 {
+
+// Runs here only on compute capability 9.0 (sm_90a code); the reason names what is missing.
+Availability availability(const DeviceInfo& dev);
+
+// The SM count the heuristics assume without a GPU to ask (an H200 or H100 SXM).
+constexpr int kDefaultSmCount = 132;
+
+// What launches need of one device: its SM count and which kernels have had their dynamic
+// shared-memory limit raised there (a per-device function attribute). Owned by the kernel
+// object, one per device it launches on, so one process can drive several GPUs.
+class DeviceState {
+ public:
+  explicit DeviceState(int device);  // -1: no usable device (kDefaultSmCount assumed)
+  int device() const { return device_; }
+  int sm_count() const { return sm_count_; }
+  // Raises `kernel`'s dynamic shared-memory limit to `bytes` on this device, once. The caller
+  // has made this device current.
+  void ensure_smem_limit(const void* kernel, size_t bytes);
+
+ private:
+  int device_ = -1;
+  int sm_count_ = kDefaultSmCount;
+  std::vector<const void*> raised_;
+};
+
+// The DeviceState of each device an object has launched on (or asked the SM count of).
+class PerDevice {
+ public:
+  DeviceState& current();  // of the current device
+
+ private:
+  std::map<int, DeviceState> states_;
+};
+
+// Asynchronous on `stream` (whose device is current); `workspace` holds workspace_bytes(s, c)
+// bytes, 256-byte aligned. Normalises c; checks the operands' alignment.
+void launch(const Shape& s, const Operands& ops, const Config& c, void* workspace,
+            cudaStream_t stream, DeviceState& dev);
+void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, void* workspace,
+                  cudaStream_t stream, DeviceState& dev);
+void launch_two_phase(const Shape& s, const Operands& ops, const TwoPhaseConfig& c, void* workspace,
+                      cudaStream_t stream, DeviceState& dev);
+// The fp16 mainloop on fp16 operands (A [L,M,K], B [L,N,K], C [L,M,N]); `workspace` holds
+// mainloop_workspace_bytes(s, c) (none without split-K).
+void launch_mainloop(const Shape& s, const uint16_t* a16, const uint16_t* b16, uint16_t* c,
+                     const TwoPhaseConfig& cfg, void* workspace, cudaStream_t stream, DeviceState& dev);
+
+// [L, rows, cols] fp16 (cols contiguous) read or written in [1, box_rows, 64] boxes, 128-byte
+// swizzle, out-of-bounds reads zero and writes clipped: the operand and C maps of both paths.
+CUtensorMap fp16_tensor_map(const void* base, int64_t rows, int64_t cols, int64_t l, int box_rows,
+                            CUtensorMapL2promotion l2, const std::string& what);
+
+}  // namespace nvfp4::sm90

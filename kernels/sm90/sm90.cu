@@ -1,0 +1,156 @@
+// `sm90`: NVFP4 GEMM for Hopper (sm_90a) - the Gemm objects. The registered kernel takes, per
+// shape, the fused path (fused.cu) or the two-phase path (two_phase.cu), whichever its cost
+// models (heuristics.cpp) say is faster, or the configuration set by set_configuration
+// (--kernel-config). `sm90-fused` and `sm90-2phase` are the same kernel held to one path.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "kernels/sm90/heuristics.hpp"
+#include "kernels/sm90/launch.hpp"
+#include "src/core/error.hpp"
+#include "src/device/cuda_check.hpp"
+#include "src/device/sm_count.hpp"
+
+namespace nvfp4::sm90 {
+
+DeviceState::DeviceState(int device) : device_(device) {
+  const int sms = device >= 0 ? device_sm_count(device) : 0;
+  if (sms > 0) sm_count_ = sms;
+}
+
+void DeviceState::ensure_smem_limit(const void* kernel, size_t bytes) {
+  if (std::find(raised_.begin(), raised_.end(), kernel) != raised_.end()) return;
+  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)));
+  raised_.push_back(kernel);
+}
+
+DeviceState& PerDevice::current() {
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    dev = -1;
+  }
+  auto it = states_.find(dev);
+  if (it == states_.end()) it = states_.emplace(dev, DeviceState(dev)).first;
+  return it->second;
+}
+
+Availability availability(const DeviceInfo& dev) {
+  if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};
+  if (dev.cc_major != 9 || dev.cc_minor != 0)
+    return {false, fmt::format("needs compute capability 9.0 (sm_90a wgmma); {} has {}", dev.name,
+                               dev.cc_string())};
+  return {true, {}};
+}
+
+void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspace,
+            cudaStream_t stream, DeviceState& dev) {
+  const Config c = normalize(s, c0);
+  auto misaligned = [](const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a != 0; };
+  if (misaligned(ops.a, 16) || misaligned(ops.b, 16) || misaligned(ops.sfa, 4) ||
+      misaligned(ops.sfb, 4) || misaligned(ops.c, 16))
+    throw runtime_error("sm90: A and B must be 16-byte aligned, scales 4-byte, C 16-byte");
+  if (workspace == nullptr || misaligned(workspace, 256))
+    throw runtime_error("sm90: needs a 256-byte aligned workspace (decoded operands)");
+  if (c.path == Path::TwoPhase) return launch_two_phase(s, ops, c.two_phase, workspace, stream, dev);
+  if (c.path != Path::Fused) throw usage_error("sm90: a launch configuration names the fused or the two-phase path");
+  launch_fused(s, ops, c.fused, workspace, stream, dev);
+}
+
+namespace {
+
+bool same_shape(const Shape& a, const Shape& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.l == b.l;
+}
+
+class Sm90Gemm final : public Gemm {
+ public:
+  explicit Sm90Gemm(Path path) : path_(path) {}
+  std::string name() const override {
+    return path_ == Path::Fused ? "sm90-fused" : path_ == Path::TwoPhase ? "sm90-2phase" : "sm90";
+  }
+  std::string description() const override {
+    const std::string fused =
+        "fused: E2M1 decoded exactly to fp16 with the block scale applied, A once per problem by "
+        "a prepass; a producer warp brings fp16 A, raw B and its scales into one ring stage, two "
+        "consumer warpgroups decode B from shared memory into wgmma register fragments (C^T = B "
+        "A^T) for the next K block while wgmma runs; persistent CTAs, deterministic split-K";
+    const std::string two =
+        "two-phase: A and B decoded once to fp16, then a persistent warp-specialised fp16 "
+        "mainloop (TMA ring, producer warp, two consumer warpgroups, wgmma), split-K reduced in "
+        "the kernel";
+    if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")";
+    if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")";
+    return "Hopper sm_90a, per shape the faster of two paths by their cost models - " + fused + "; " + two +
+           "; FP32 accumulation";
+  }
+  std::string configuration(const Shape& s) const override { return describe(config_for(s)); }
+  std::vector<std::string> configurations(const Shape& s) const override {
+    std::vector<std::string> out;
+    if (!sm90::shape_error(s).empty()) return out;
+    for (const Config& c : sm90::configurations(s, path_)) out.push_back(describe(c));
+    return out;
+  }
+  std::string set_configuration(const std::string& text, const Shape& s) override {
+    if (text.empty()) {
+      pinned_.reset();
+      return {};
+    }
+    if (const std::string e = sm90::shape_error(s); !e.empty()) return "the shape is not supported: " + e;
+    Config c;
+    if (std::string e = parse_config(text, &c); !e.empty()) return e;
+    if (std::string e = configuration_error(s, path_, c); !e.empty()) return e;
+    pinned_ = Pinned{s, c};
+    prepared_ = false;
+    return {};
+  }
+  Availability availability(const DeviceInfo& dev) const override { return sm90::availability(dev); }
+  std::string shape_error(const Shape& s) const override { return sm90::shape_error(s); }
+  size_t workspace_bytes(const Shape& s) const override { return sm90::workspace_bytes(s, config_for(s)); }
+  void prepare(const Shape& s, const Operands&, cudaStream_t) override {
+    config_ = config_for(s);
+    prepared_for_ = s;
+    prepared_ = true;
+  }
+  void run(const Shape& s, const Operands& ops, void* workspace, cudaStream_t stream) override {
+    const Config c = prepared_ && same_shape(prepared_for_, s) ? config_ : config_for(s);
+    launch(s, ops, c, workspace, stream, devices_.current());
+  }
+  // --kernel auto takes the per-shape choice; the forced paths are for comparisons.
+  int auto_rank() const override { return path_ == Path::Auto ? 10 : 0; }
+
+ private:
+  struct Pinned {
+    Shape shape;
+    Config config;
+  };
+  // The configuration set for this shape, else the heuristics' choice on the current device.
+  Config config_for(const Shape& s) const {
+    if (pinned_ && same_shape(pinned_->shape, s)) return pinned_->config;
+    return choose_config(s, devices_.current().sm_count(), path_);
+  }
+
+  Path path_;
+  std::optional<Pinned> pinned_;
+  Config config_;
+  Shape prepared_for_;
+  bool prepared_ = false;
+  mutable PerDevice devices_;  // SM count and shared-memory limits, per device
+};
+
+}  // namespace
+}  // namespace nvfp4::sm90
+
+namespace nvfp4 {
+std::unique_ptr<Gemm> make_sm90_gemm() { return std::make_unique<sm90::Sm90Gemm>(sm90::Path::Auto); }
+std::unique_ptr<Gemm> make_sm90_fused_gemm() {
+  return std::make_unique<sm90::Sm90Gemm>(sm90::Path::Fused);
+}
+std::unique_ptr<Gemm> make_sm90_two_phase_gemm() {
+  return std::make_unique<sm90::Sm90Gemm>(sm90::Path::TwoPhase);
+}
+}  // namespace nvfp4

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Converts the H200 timings the sm90 cost models were fitted to (and the held-out timings
+that checked them) into the tool's JSON report format, as test fixtures under
+tests/fixtures/sm90-fit/. Run once, when the fixtures were made; the fit data is now remade by
+the tool itself (docs/kernels.md, "Refitting the cost models").
+
+Where the numbers came from:
+  * bench/results/h200/2026-12-01-sm90-nstep/fit/*.txt: the text output of the benchmark
+    program bench/sm90_bench.cu (since deleted), one H200, cold L2, the median of 10 samples per
+    configuration: `--sweep-2phase` (every two-phase tile x split) and `--sweep` (every fused M
+    tile x split), on the fit shapes (sweep-*.txt) and on 10 held-out shapes (heldout-*.txt).
+    A configuration printed twice for a shape (the registered choice and a sweep entry) keeps the
+    lower median, as the test that read these files did.
+  * the table of fused timings at M <= 512 (sm90_bench --v5, 15 samples each, GPU MODE data)
+    that tests/unit/sm90_host_test.cpp held inline at git revision REV (default 9b75efa).
+
+Writes fit.json (the sweeps), small-m.json (the inline table) and heldout.json. Each holds the
+report keys the test reads: cases[].problem.{m,n,k,l}, cases[].kernel.{name,configuration} and
+cases[].kernel_timing.stats.median_us.
+
+Usage: scripts/sm90_fit_fixture.py [--rev REV] [--out tests/fixtures/sm90-fit]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIT = "bench/results/h200/2026-12-01-sm90-nstep/fit"
+
+SHAPE = re.compile(r"^shape (\d+)x(\d+)x(\d+) ")
+TWO = re.compile(r"(two-phase \d+x\d+ split \d+ group \d+)\s+([\d.]+) us")
+FUSED = re.compile(r"(fused \d+x128 split \d+)\s+([\d.]+) us")
+
+
+def read_bench(path, want, timings):
+    """Adds path's configurations of kind `want` ("two" or "fused") to timings[(m,n,k)][config]."""
+    cur = None
+    with open(os.path.join(ROOT, path)) as f:
+        for line in f:
+            m = SHAPE.search(line)
+            if m:
+                cur = tuple(int(x) for x in m.groups())
+                continue
+            m = (TWO if want == "two" else FUSED).search(line)
+            if m and cur:
+                t = timings.setdefault(cur, {})
+                t[m.group(1)] = min(float(m.group(2)), t.get(m.group(1), float("inf")))
+
+
+def read_inline_table(rev, timings):
+    text = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:tests/unit/sm90_host_test.cpp"],
+                          check=True, capture_output=True, text=True).stdout
+    rows = re.findall(r'\{\{(\d+), (\d+), (\d+), 1\}, "([^"]+)"\}', text)
+    if len(rows) != 34:
+        sys.exit(f"expected the 34 rows of the inline fused table at {rev}, found {len(rows)}")
+    for m, n, k, items in rows:
+        t = timings.setdefault((int(m), int(n), int(k)), {})
+        for item in items.split():
+            tile_split, us = item.split(":")
+            mt, split = tile_split.split("/")
+            t[f"fused {mt}x128 split {split}"] = float(us)
+
+
+def report(timings, argv):
+    cases = []
+    for (m, n, k), configs in sorted(timings.items()):
+        for config, us in sorted(configs.items()):
+            cases.append({"problem": {"m": m, "n": n, "k": k, "l": 1},
+                          "kernel": {"name": "sm90", "configuration": config},
+                          "kernel_timing": {"stats": {"median_us": us}}})
+    return {"schema_version": 2, "argv": argv,
+            "device": {"name": "NVIDIA H200", "sm_count": 132}, "cases": cases}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rev", default="9b75efa")
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests/fixtures/sm90-fit"))
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    outputs = {}
+    fit = {}
+    read_bench(f"{FIT}/sweep-2phase-1.txt", "two", fit)
+    read_bench(f"{FIT}/sweep-2phase-2.txt", "two", fit)
+    read_bench(f"{FIT}/sweep-fused.txt", "fused", fit)
+    outputs["fit.json"] = report(fit, ["sm90_bench --sweep-2phase / --sweep", f"{FIT}/sweep-*.txt"])
+    small = {}
+    read_inline_table(a.rev, small)
+    outputs["small-m.json"] = report(small, ["sm90_bench --v5", f"tests/unit/sm90_host_test.cpp@{a.rev}"])
+    held = {}
+    read_bench(f"{FIT}/heldout-2phase.txt", "two", held)
+    read_bench(f"{FIT}/heldout-fused.txt", "fused", held)
+    outputs["heldout.json"] = report(held, ["sm90_bench --sweep-2phase / --sweep", f"{FIT}/heldout-*.txt"])
+    for name, doc in outputs.items():
+        with open(os.path.join(a.out, name), "w") as f:  # one case per line: diffs stay readable
+            head = {k: v for k, v in doc.items() if k != "cases"}
+            f.write(json.dumps(head)[:-1] + ', "cases": [\n')
+            f.write(",\n".join(json.dumps(c, separators=(",", ":")) for c in doc["cases"]))
+            f.write("\n]}\n")
+        print(f"{name}: {len(doc['cases'])} cases")
+
+
+if __name__ == "__main__":
+    main()

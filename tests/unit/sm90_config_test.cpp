@@ -1,0 +1,200 @@
+// The sm90 kernel's configurations by name (--kernel-config, --list-configs, the sweep key
+// kernel_config): every configuration its chooser can pick is listed and round-trips through
+// set_configuration; bad spellings and configurations a shape does not allow are refused with
+// the reason; and the chooser still picks what it picked before kernels/sm90 was reorganised.
+// No GPU needed (132 SMs assumed without one).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/sm90/heuristics.hpp"
+#include "src/registry/registry.hpp"
+
+using namespace nvfp4;
+
+namespace {
+
+const char* const kSm90Kernels[] = {"sm90", "sm90-fused", "sm90-2phase"};
+
+std::vector<int64_t> axis_values(const nlohmann::json& v) {
+  if (v.is_number_integer()) return {v.get<int64_t>()};
+  std::vector<int64_t> out;
+  if (v.is_array()) {
+    for (const auto& x : v) out.push_back(x.get<int64_t>());
+  } else {  // {"from", "to", "step"}
+    for (int64_t x = v.at("from").get<int64_t>(); x <= v.at("to").get<int64_t>(); x += v.value("step", 1))
+      out.push_back(x);
+  }
+  return out;
+}
+
+// Every shape of every shipped sweep config (configs/*.json), read from the JSON itself so that
+// configs using keys this test does not know still count.
+std::vector<Shape> shipped_shapes() {
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
+  for (const auto& e : std::filesystem::directory_iterator(NVFP4_SOURCE_DIR "/configs")) {
+    const std::string p = e.path().string();
+    if (e.path().extension() != ".json" || p.find(".schema.") != std::string::npos) continue;
+    std::ifstream in(p);
+    const nlohmann::json cfg = nlohmann::json::parse(in);
+    for (const auto& c : cfg.at("cases")) {
+      const nlohmann::json& dims = c.contains("shape") ? c.at("shape") : c.at("axes");
+      const nlohmann::json one = 1;
+      for (int64_t m : axis_values(dims.at("m")))
+        for (int64_t n : axis_values(dims.at("n")))
+          for (int64_t k : axis_values(dims.at("k")))
+            for (int64_t l : axis_values(dims.contains("l") ? dims.at("l") : one)) seen.insert({m, n, k, l});
+    }
+  }
+  std::vector<Shape> out;
+  for (const auto& [m, n, k, l] : seen) out.push_back(Shape{m, n, k, l});
+  return out;
+}
+
+std::string name_of(const Shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " L=" + std::to_string(s.l);
+}
+
+}  // namespace
+
+// tests/fixtures/sm90-choices.txt holds, for 1147 shapes (the shipped configs', the fit data's,
+// the GPU tests' and a grid of M, N, K) at 132 SMs and a sample at 114, what the chooser picked
+// before the reorganisation, per path. The heuristics must pick the same.
+TEST(Sm90Config, ChoicesAreUnchanged) {
+  std::ifstream in(NVFP4_SOURCE_DIR "/tests/fixtures/sm90-choices.txt");
+  ASSERT_TRUE(in.good());
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    Shape s;
+    int sms = 0;
+    f >> s.m >> s.n >> s.k >> s.l >> sms;
+    std::string rest;
+    std::getline(f, rest);
+    const std::string got = " | " + sm90::describe(sm90::choose_config(s, sms)) + " | " +
+                            sm90::describe(sm90::choose_config(s, sms, sm90::Path::Fused)) + " | " +
+                            sm90::describe(sm90::choose_config(s, sms, sm90::Path::TwoPhase));
+    ASSERT_EQ(got, rest) << name_of(s) << " at " << sms << " SMs";
+    ++lines;
+  }
+  EXPECT_GE(lines, 1600);
+}
+
+// Every configuration the chooser picks for every shipped shape is listed, and every listed one
+// round-trips: set_configuration accepts it, configuration() then names it, parse and describe
+// agree, and "" gives the choice back to the kernel.
+TEST(Sm90Config, EveryListedConfigurationRoundTrips) {
+  const std::vector<Shape> shapes = shipped_shapes();
+  ASSERT_GE(shapes.size(), 80u);
+  int supported = 0;
+  for (const char* name : kSm90Kernels) {
+    auto g = make_gemm(name, Role::Kernel);
+    ASSERT_TRUE(g) << name;
+    for (const Shape& s : shapes) {
+      const std::vector<std::string> list = g->configurations(s);
+      if (!g->shape_error(s).empty()) {
+        EXPECT_TRUE(list.empty()) << name << " " << name_of(s);
+        EXPECT_NE(g->set_configuration("fused 128x128 split 1", s), "") << name << " " << name_of(s);
+        continue;
+      }
+      ++supported;
+      const std::string chosen = g->configuration(s);
+      EXPECT_NE(std::find(list.begin(), list.end(), chosen), list.end())
+          << name << " " << name_of(s) << ": the choice " << chosen << " is not listed";
+      EXPECT_EQ(std::set<std::string>(list.begin(), list.end()).size(), list.size()) << name << " " << name_of(s);
+      for (const std::string& c : list) {
+        ASSERT_EQ(g->set_configuration(c, s), "") << name << " " << name_of(s) << ": " << c;
+        ASSERT_EQ(g->configuration(s), c) << name << " " << name_of(s);
+        sm90::Config parsed;
+        ASSERT_EQ(sm90::parse_config(c, &parsed), "") << c;
+        EXPECT_EQ(sm90::describe(parsed), c);
+        EXPECT_EQ(g->workspace_bytes(s), sm90::workspace_bytes(s, parsed)) << c;
+        if (std::string(name) == "sm90-fused") {
+          EXPECT_EQ(parsed.path, sm90::Path::Fused) << c;
+        }
+        if (std::string(name) == "sm90-2phase") {
+          EXPECT_EQ(parsed.path, sm90::Path::TwoPhase) << c;
+        }
+      }
+      ASSERT_EQ(g->set_configuration("", s), "");
+      EXPECT_EQ(g->configuration(s), chosen) << name << " " << name_of(s);
+    }
+  }
+  EXPECT_GE(supported, 3 * 80);  // three kernels x the shipped shapes (all with K % 64 == 0)
+}
+
+// A pinned configuration holds for its shape only; other shapes keep the kernel's own choice.
+TEST(Sm90Config, PinHoldsForItsShape) {
+  auto g = make_gemm("sm90", Role::Kernel);
+  const Shape a{128, 7168, 16384, 1}, b{4096, 576, 7168, 1};
+  ASSERT_EQ(g->configuration(a), "fused 128x128 split 2");
+  ASSERT_EQ(g->set_configuration("fused 64x128 split 4", a), "");
+  EXPECT_EQ(g->configuration(a), "fused 64x128 split 4");
+  EXPECT_EQ(g->configuration(b), "two-phase 128x144 split 1 group 16");
+  // A refused configuration leaves the pin as it was.
+  EXPECT_NE(g->set_configuration("fused 64x128 split 7", a), "");
+  EXPECT_EQ(g->configuration(a), "fused 64x128 split 4");
+  // Both paths are listed for the auto kernel, fused first.
+  const auto list = g->configurations(a);
+  ASSERT_FALSE(list.empty());
+  EXPECT_EQ(list.front().rfind("fused ", 0), 0u);
+  EXPECT_EQ(list.back().rfind("two-phase ", 0), 0u);
+}
+
+// Refusals: the reason names what is wrong and what would be accepted.
+TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
+  const Shape small{128, 7168, 16384, 1}, big{4096, 576, 7168, 1};
+  const struct {
+    const char* kernel;
+    Shape shape;
+    const char* config;
+    const char* reason;  // a substring of the reason
+  } cases[] = {
+      {"sm90", small, "fused 128x128", "expected 'fused MTx128 split S' or 'two-phase BMxBN split S group G'"},
+      {"sm90", small, "fused", "expected 'fused MTx128 split S'"},
+      {"sm90", small, "fast", "expected 'fused MTx128 split S'"},
+      {"sm90", small, "Fused 128x128 split 2", "expected 'fused MTx128 split S'"},
+      {"sm90", small, "fused 128x128 split 2 ", "not spelt as the kernel spells it"},
+      {"sm90", small, "fused  128x128 split 2", "not spelt as the kernel spells it"},
+      {"sm90", small, "fused 128x64 split 1", "the fused path's tile is MTx128, got 128x64"},
+      {"sm90", small, "fused 128*128 split 1", "tile '128*128' is not ROWSxCOLS"},
+      {"sm90", small, "fused 128x128 split 02", "split '02' is not a positive count"},
+      {"sm90", small, "fused 128x128 split 0", "split '0' is not a positive count"},
+      {"sm90", small, "fused 128x128 split -1", "split '-1' is not a positive count"},
+      {"sm90", small, "fused 48x128 split 1", "fused M tile 48 is not built (16, 32, 64, 128, 256)"},
+      {"sm90", small, "fused 16x128 split 1", "does not weigh M tile 16 at 128x7168x16384 (M tiles there: 128, 64)"},
+      {"sm90", small, "fused 128x128 split 7", "does not weigh split 7 at 128x7168x16384 with M tile 128 (splits there: 1, 2, 3, 4, 5, 6, 8, 12, 16)"},
+      {"sm90", Shape{128, 7168, 256, 1}, "fused 128x128 split 8", "splits there: 1, 2, 4)"},
+      {"sm90", big, "two-phase 128x144 split 1", "expected 'fused MTx128 split S' or 'two-phase BMxBN split S group G'"},
+      {"sm90", big, "two-phase 128x150 split 1 group 16", "two-phase tile 128x150 is not built"},
+      {"sm90", big, "two-phase 256x256 split 1 group 16", "two-phase tile 256x256 is not built"},
+      {"sm90", big, "two-phase 128x144 split 1 group 8", "uses group 16 at 4096x576x7168 with tile 128x144, not 8"},
+      {"sm90", big, "two-phase 128x144 split 5 group 16", "does not weigh split 5 at 4096x576x7168 (splits there: 1, 2, 3, 4, 6, 8"},
+      {"sm90", big, "two-phase 128x144 split 0 group 16", "split '0' is not a positive count"},
+      {"sm90", big, "two-phase 128x144 split 1 group x", "group 'x' is not a positive count"},
+      {"sm90-fused", big, "two-phase 128x144 split 1 group 16", "this kernel runs the fused path only"},
+      {"sm90-2phase", small, "fused 128x128 split 2", "this kernel runs the two-phase path only"},
+      {"sm90", Shape{128, 256, 96, 1}, "fused 128x128 split 1", "the shape is not supported: K must be a multiple of 64"},
+  };
+  for (const auto& c : cases) {
+    auto g = make_gemm(c.kernel, Role::Kernel);
+    const std::string before = g->configuration(c.shape);
+    const std::string why = g->set_configuration(c.config, c.shape);
+    EXPECT_NE(why.find(c.reason), std::string::npos)
+        << c.kernel << " '" << c.config << "': got \"" << why << "\", want \"" << c.reason << "\"";
+    EXPECT_EQ(g->configuration(c.shape), before) << c.kernel << " '" << c.config << "'";
+  }
+  // The same rules through the heuristics directly (what the Gemm object calls).
+  sm90::Config parsed;
+  EXPECT_EQ(sm90::parse_config("two-phase 128x144 split 1 group 16", &parsed), "");
+  EXPECT_EQ(sm90::configuration_error(big, sm90::Path::Auto, parsed), "");
+  EXPECT_NE(sm90::configuration_error(small, sm90::Path::Auto, parsed), "");  // group 8 at M = 128
+}
