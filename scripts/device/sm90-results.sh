@@ -4,7 +4,12 @@
 #   tests       ctest -L gpu (every sm90 path and tile, references, peers, measurement)
 #   paths       both shipped sweep configs with the two paths forced (sm90-fused, sm90-2phase;
 #               20 cold samples, in-process): the table behind the path rule
-#   sanitize    compute-sanitizer memcheck, racecheck and synccheck of both paths
+#   sanitize    compute-sanitizer memcheck, racecheck and synccheck of both paths on ragged shapes
+#   sanitize-configs  racecheck of the fused path at every M tile, split 1 and its largest split,
+#               pinned with --kernel-config (shapes whose ring wraps)
+#   configs     both shipped sweeps, 5 samples, no peers: the configuration of every case beside
+#               the one recorded by the committed sweep before the reorganisation
+#   loop        bench/sm90_loop_bench (the fused consumer loop alone, its variants)
 #   sanitize-nstep  memcheck and racecheck of the two-phase path on shapes whose tiles have a
 #               BN % 64 tail (128x144, 128x80, 128x48) and on N % 8 != 0 (not in the default list)
 #   sweep       both shipped sweep configs with --peers dequant-f16,f16-predeq (adaptive, cold)
@@ -32,8 +37,10 @@ BIN=build-sm90/nvfp4bench
 step_build() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv,noheader | tee "$R/smi.txt"
-  # Python kernels are left out of this build: kernel-py-results.sh builds and checks them.
-  cmake --preset sm90-only -DNVFP4_PYTHON="$PY" -DNVFP4_SM90_PTXAS_VERBOSE=ON -DNVFP4_PYTHON_KERNELS=OFF \
+  # Python kernels where this Python has pip's pybind11 (the GPU tests then include the Python
+  # kernels' verdict and guard tests; kernel-py-results.sh times the submissions).
+  local pyb=(); pyb=(-Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir 2>/dev/null)")
+  cmake --preset sm90-only -DNVFP4_PYTHON="$PY" -DNVFP4_SM90_PTXAS_VERBOSE=ON "${pyb[@]}" \
     -DNVFP4_REVISION="${NVFP4_REVISION:-}" > "$R/cmake.log" 2>&1 || return 1
   cmake --build build-sm90 -j"$(nproc)" > "$R/build.log" 2>&1 || { grep -B2 -A8 -m5 error "$R/build.log"; return 1; }
   grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "mainloop_kernel" | sed 's/ptxas info *: //' > "$R/ptxas_f16.txt"
@@ -68,17 +75,79 @@ json.dump(c, open(sys.argv[2],"w"), indent=1)' configs/$c.json "$R/paths/$c-path
 
 step_sanitize() {
   mkdir -p "$R/sanitize"
-  local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool s m n k l f kern
+  local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool s m n k l f kern kname
+  # Both paths as the chooser runs them, on ragged shapes (M, N not multiples of the tiles);
+  # racecheck looks at the kernel under test only (cuBLAS's own kernels are not ours to judge).
   for kern in sm90-2phase sm90-fused; do
+    kname=fused_kernel; [[ $kern == sm90-2phase ]] && kname=mainloop_kernel
     for tool in memcheck racecheck synccheck; do
-      for s in "1000 1000 512 2" "300 520 1024 1"; do
+      for s in "1000 1000 512 2" "300 520 1024 1" "520 136 768 1"; do
         read -r m n k l <<<"$s"; f="$R/sanitize/$kern-$tool-${m}x${n}x${k}x${l}.txt"
-        timeout 60 "$CS" --tool $tool --error-exitcode 9 $BIN --m $m --n $n --k $k --l $l \
-          --kernel $kern --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
-        echo "$kern $tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
+        timeout 60 "$CS" --tool $tool --kernel-name kns=$kname --error-exitcode 9 $BIN --m $m --n $n \
+          --k $k --l $l --kernel $kern --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+        echo "$kern $tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 '^config' "$f") $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
       done
     done
   done
+}
+
+# racecheck of the fused path at every M tile it can run at 520x136x768 (12 K blocks: the ring
+# wraps at split 1) and at 1000x264x1536, each at split 1 and at the largest split listed there
+# (--list-configs), pinned with --kernel-config.
+step_sanitize-configs() {
+  mkdir -p "$R/sanitize-configs"
+  local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} s m n k cfg f i=0
+  for s in "520 136 768" "1000 264 1536"; do
+    read -r m n k <<<"$s"
+    $BIN --kernel sm90-fused --m $m --n $n --k $k --list-configs > "$R/sanitize-configs/list-${m}x${n}x${k}.txt"
+    "$PY" - "$R/sanitize-configs/list-${m}x${n}x${k}.txt" > /tmp/pick.txt <<'PYEOF'
+import re, sys
+tiles = {}
+for line in open(sys.argv[1]):
+    mt = re.match(r"\s*(fused (\d+)x128 split (\d+))\s*$", line)
+    if mt: tiles.setdefault(int(mt.group(2)), []).append((int(mt.group(3)), mt.group(1)))
+for t in sorted(tiles):
+    v = sorted(tiles[t]); print(v[0][1]); print(v[-1][1]) if v[-1] != v[0] else None
+PYEOF
+    while read -r cfg; do
+      i=$((i + 1)); f="$R/sanitize-configs/racecheck-${m}x${n}x${k}-$i.txt"
+      timeout 60 "$CS" --tool racecheck --kernel-name kns=fused_kernel --error-exitcode 9 $BIN --m $m --n $n --k $k \
+        --kernel sm90-fused --kernel-config "$cfg" --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+      echo "${m}x${n}x${k} '$cfg': rc=$? $(grep -m1 -E 'RACECHECK SUMMARY' "$f") $(grep -m1 '^verify' "$f" | cut -c1-40)"
+    done < /tmp/pick.txt
+  done
+}
+
+# The two shipped sweeps (fixed 5 samples, no peers): the configuration chosen for every case,
+# set beside the one the committed sweep of the code before the reorganisation recorded.
+step_configs() {
+  mkdir -p "$R/configs"
+  local c
+  for c in gpumode-nvfp4-gemm llm-layers; do
+    "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["name"]+="-configs"
+c["defaults"].update(peers=[], iters=5)
+json.dump(c, open(sys.argv[2],"w"), indent=1)' configs/$c.json "$R/configs/$c-configs.json"
+    timeout 250 $BIN sweep "$R/configs/$c-configs.json" --no-isolate --json "$R/configs/$c.json" --overwrite \
+      --progress lines > "$R/configs/$c.log" 2>&1
+    echo "configs $c rc=$?"; grep -E '^sweep: [0-9]' "$R/configs/$c.log"
+    "$PY" - "$R/configs/$c.json" "bench/results/h200/2026-12-01-sm90-nstep/sweep/$c.json" <<'PYEOF'
+import json, sys
+def key(c):
+    p = c["problem"]; return (p["m"], p["n"], p["k"], p["l"], p["dist"], p["seed"])
+new = {key(c): c.get("kernel", {}).get("configuration") for c in json.load(open(sys.argv[1]))["cases"]}
+old = {key(c): c.get("kernel", {}).get("configuration") for c in json.load(open(sys.argv[2]))["cases"]}
+same = sum(new.get(k) == v for k, v in old.items())
+print(f"  same configuration as before: {same} of {len(old)} cases")
+for k, v in old.items():
+    if new.get(k) != v: print(f"  {k}: before {v!r}, now {new.get(k)!r}")
+PYEOF
+  done
+}
+
+# The fused consumer K loop alone and its variants (bench/sm90_loop_bench.cu).
+step_loop() {
+  cmake --build build-sm90 --target sm90_loop_bench -j"$(nproc)" > "$R/loop-build.log" 2>&1 || return 1
+  build-sm90/sm90_loop_bench 2048 | tee "$R/loop_bench.txt"
 }
 
 step_sanitize-nstep() {
