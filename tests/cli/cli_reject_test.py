@@ -51,7 +51,10 @@ class RejectTable(unittest.TestCase):
         for name, cfg in [("wrong-type.json", {"cases": [{"shape": dict(shape, m="x")}]}),
                           ("unknown-key.json", {"cases": [{"shape": dict(shape, mm=16)}]}),
                           ("no-cases.json", {"cases": []}),
-                          ("one-case.json", {"cases": [{"shape": shape}]})]:
+                          ("one-case.json", {"cases": [{"shape": shape}]}),
+                          ("all-auto.json", {"cases": [{"shape": shape, "kernel_config": "all"}]}),
+                          ("all-no-choice.json", {"cases": [{"shape": shape, "kernels": ["host"],
+                                                             "kernel_config": "all"}]})]:
             with open(os.path.join(d, name), "w") as f:
                 json.dump(cfg, f)
         with open(os.path.join(d, "huge-number.json"), "w") as f:  # found by fuzz_sweep_config
