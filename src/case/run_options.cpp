@@ -141,7 +141,7 @@ void add_output_options(CLI::App& app, RunOptions& o) {
                  "also check N sampled elements of kernel and reference against the exact CPU "
                  "reference")->check(integer_text<int64_t>())->capture_default_str();
   app.add_option("--kernel-lib", o.kernel_libs,
-                 "load kernels from a plugin library (kernels/plugin/nvfp4bench_plugin.h); "
+                 "load kernels from a plugin library (include/nvfp4bench/plugin.h, docs/plugins.md); "
                  "repeatable")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->expected(1);

@@ -212,7 +212,7 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
   if (!table) throw bad(fmt::format("{}() returned NULL", NVFP4BENCH_PLUGIN_ENTRY_SYMBOL));
   if (table->abi_version != NVFP4BENCH_PLUGIN_ABI_VERSION)
     throw bad(fmt::format("plugin ABI version {}, this tool speaks version {}: rebuild the plugin "
-                          "against this nvfp4bench_plugin.h", table->abi_version,
+                          "against this include/nvfp4bench/plugin.h", table->abi_version,
                           NVFP4BENCH_PLUGIN_ABI_VERSION));
   if (table->kernel_count == 0 || !table->kernels) throw bad("its table lists no kernels");
 

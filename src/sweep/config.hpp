@@ -1,4 +1,4 @@
-// Sweep configs (README "Sweep configs", schema configs/sweep.schema.json): parsing with errors
+// Sweep configs (docs/sweeps.md, "Sweep configs"; schema configs/sweep.schema.json): parsing with errors
 // that name the file and the JSON path, expansion of axes into cases, the config hash, shards.
 #pragma once
 

@@ -61,7 +61,7 @@ class PluginHost(unittest.TestCase, Report):
         self.assertEqual(c["kernel"]["name"], "host")
 
     def test_a_failing_kernel_still_leaves_its_report(self):
-        """Issue 15, finding 2: an error status from a plugin kernel left no --json report."""
+        """Regression: an error status from a plugin kernel left no --json report."""
         rc, out, err, c = self.case(["--kernel-lib", lib("broken_host"), "--kernel", "broken-status-host",
                                      *self.SHAPE], HOST_ENV)
         self.assertEqual(rc, 3, out + err)
@@ -182,8 +182,8 @@ class PluginGpu(unittest.TestCase, Report):
 
 class PluginSweep(unittest.TestCase):
     """A kernel that never returns is only survivable with process isolation and a per-case
-    timeout: `nvfp4bench --kernel-lib LIB sweep CONFIG --isolate --case-timeout SECONDS` (branch
-    `sweep`, configs/README). It needs the sweep to hand --kernel-lib on to its child processes."""
+    timeout: `nvfp4bench --kernel-lib LIB sweep CONFIG --isolate --case-timeout SECONDS`
+    (docs/sweeps.md#isolation-timeouts-and-crashes). It needs the sweep to hand --kernel-lib on to its child processes."""
 
     def setUp(self):
         rc, out, err = run(["sweep", "--help"], HOST_ENV, timeout=60)
