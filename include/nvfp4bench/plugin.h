@@ -34,9 +34,20 @@
  *    (warm-up and timing) and from the tool's main thread only.
  *  - The tool may run the same kernel on different problems in one process (sweeps).
  *
+ * Configurations (optional; docs/plugins.md): a kernel that can run a problem more than one way
+ * (a tile, an unroll, a path) may list those ways and let the tool pin one (--list-configs,
+ * --kernel-config, the sweep key kernel_config). The plugin then also exports
+ *
+ *     const nvfp4bench_plugin_configs* nvfp4bench_plugin_configs_entry(void);
+ *
+ * (a table valid until the process exits) naming, per kernel, the callbacks of
+ * nvfp4bench_kernel_configs below. A plugin without that
+ * symbol (every plugin written before it) keeps working: its kernels have no configurations.
+ *
  * Versioning: abi_version is the first member of nvfp4bench_plugin and the tool refuses a table
  * whose version differs from the one it was built with (exit 2). Any change to these structs
- * increments NVFP4BENCH_PLUGIN_ABI_VERSION.
+ * increments NVFP4BENCH_PLUGIN_ABI_VERSION; an optional symbol such as the configurations entry
+ * is added without one.
  */
 #ifndef NVFP4BENCH_PLUGIN_H
 #define NVFP4BENCH_PLUGIN_H
@@ -104,6 +115,38 @@ typedef struct nvfp4bench_plugin {
   uint32_t kernel_count;
   const nvfp4bench_kernel* kernels;
 } nvfp4bench_plugin;
+
+/* Optional: configurations (see the top of this file). The symbol the tool looks up. */
+#define NVFP4BENCH_PLUGIN_CONFIGS_SYMBOL "nvfp4bench_plugin_configs_entry"
+
+typedef struct nvfp4bench_kernel_configs {
+  /* The name of a kernel in the plugin's table (each at most once). Every callback below gets
+   * that kernel's user_data. */
+  const char* kernel;
+  /* Required. Writes the index-th configuration (from 0) the kernel can run for `p` into buf (a
+   * NUL-terminated line of at most buf_size bytes) and returns NVFP4BENCH_OK; returns
+   * NVFP4BENCH_UNSUPPORTED when index is past the last. Each configuration is spelt as
+   * `current` spells it; the tool asks for at most 1024. */
+  int32_t (*list)(void* user_data, const nvfp4bench_problem* p, uint32_t index, char* buf,
+                  size_t buf_size);
+  /* Required. Pins what run() executes for `p` to `config`; "" gives the choice back to the
+   * kernel. Returns NVFP4BENCH_OK, or NVFP4BENCH_UNSUPPORTED with the reason in msg (no such
+   * configuration, or the problem does not allow it; the tool refuses the case, exit 2). The
+   * tool calls it with every case's configuration ("" when none is pinned) before the case's
+   * first run of the kernel, so a pin never carries over from one case to the next. */
+  int32_t (*set)(void* user_data, const char* config, const nvfp4bench_problem* p, char* msg,
+                 size_t msg_size);
+  /* Optional (NULL: the pinned configuration, or none). Writes what run() executes for `p` (the
+   * report's kernel.configuration) into buf and returns NVFP4BENCH_OK. */
+  int32_t (*current)(void* user_data, const nvfp4bench_problem* p, char* buf, size_t buf_size);
+} nvfp4bench_kernel_configs;
+
+typedef struct nvfp4bench_plugin_configs {
+  uint32_t count;
+  const nvfp4bench_kernel_configs* kernels;
+} nvfp4bench_plugin_configs;
+
+typedef const nvfp4bench_plugin_configs* (*nvfp4bench_plugin_configs_fn)(void);
 
 /* What a plugin exports: define it as
  *   NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin* nvfp4bench_plugin_entry(void) { ... }  */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# --kernel-py on the GPU backend, the evidence behind docs/python.md
-# (bench/results/h200/2026-11-30-kernel-py/README.md):
+# --kernel-py on the GPU backend, the evidence behind docs/python.md (bench/results/h200/README.md
+# names the committed folder it made):
 #   build     the tool against the Python that holds torch (-DNVFP4_PYTHON), tests on
 #   tests     ctest -R kernel_py: the host backend and the GPU backend (label gpu)
 #   bench     both example submissions on GPU MODE's three benchmark shapes, --peers dequant-f16,

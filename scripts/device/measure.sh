@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device checks of the measurement (issue 4), with the real binary, after a build in build/:
+# Device checks of the measurement, with the real binary, after a build in build/:
 #  1. stability: 128x7168x16384 timed cold 5 times in a row; median-to-median spread must be < 2%
 #  2. cold vs hot (and rotate, graph) on the three GPU MODE benchmark shapes
 #  3. one device report validated against schemas/report.schema.json

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Device checks of the references and peers (issue 3) and the kernels' standing against them
-# (issue 5), after a build in build/: for the three GPU MODE benchmark shapes, the large shapes
+# Device checks of the references and peers and the kernels' standing against them,
+# after a build in build/: for the three GPU MODE benchmark shapes, the large shapes
 # and 4096^3, the auto kernel (sm90 on an H200) against cublaslt-f16 with every peer timed in
 # the same run, cold L2, and 4000 sampled elements of kernel and reference checked against the
 # exact CPU reference. Writes one JSON report per shape under $OUT/peers/.

@@ -3,7 +3,7 @@
 # each step remakes). Run from the repository root on an H200 machine with the CUDA 13 toolkit in
 # /usr/local/cuda; the --devices check of step `tool` needs 2 GPUs (on one it says so).
 #
-#   OUT=out bash scripts/device/reproduce-h200.sh [STEP ...]      (default: every step, in order)
+#   OUT=out [ARCHIVE=1] bash scripts/device/reproduce-h200.sh [STEP ...]   (default: every step, in order)
 #
 #   build       the README main command on the bare machine (scripts/setup && build/nvfp4bench,
 #               -> readme-main/), then the same build/ with tests and the development benchmarks:
@@ -20,10 +20,13 @@
 #               against the python3 on PATH, which must have torch; the seed submission's diff
 #               from $NVFP4_SEED_SUBMISSION_DIFF)
 #
-# Steps after `build` use its build/ (same machine). With the device tool (at most 10 minutes a
-# call, at most 8 files back) run it in three calls on one warm machine:
-#   `build foundation measure sanitize`, then `tool`, then `sm90`, then `kernelpy`.
-# Each call leaves one archive, $OUT/reproduce-h200-<steps>.tgz, and prints a summary.
+# What you need: one H200 (a second GPU only for the --devices check of `tool`), the CUDA 13
+# toolkit, Debian 12 (scripts/setup installs the rest with apt-get; `kernelpy` also needs a
+# python3 with torch), about 20 GB of disk and some 30 minutes for every step (sm90 takes the
+# longest, about 10). Steps after `build` use its build/, so run `build` first on the same
+# machine; then any steps, in one call or several. Each step writes under $OUT/<step>/ and
+# prints a summary line; ARCHIVE=1 packs $OUT into one $OUT/reproduce-h200-<steps>.tgz (handy to
+# copy the results off a remote machine).
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 steps=("$@"); ((${#steps[@]})) || steps=(build foundation measure sanitize tool sm90 kernelpy)
@@ -94,8 +97,8 @@ step_tool() {
 step_sm90() {
   need_build || return 2
   local d="$OUT/sm90"; mkdir -p "$d"
-  # The current evidence (2026-12-01-sm90-nstep; add the steps fit and limits for its fit/ and
-  # 2026-11-30-sm90-v5/limits): its own script, its own sm90-only build.
+  # The current evidence (bench/results/h200/README.md names its folder; sm90-results.sh's steps
+  # fit and limits remake the rest): its own script, its own sm90-only build.
   OUT="$d" bash scripts/device/sm90-results.sh
   # The registered kernel from build/ under the sanitizers (the cost models' held-out check is
   # sm90-results.sh's step heldout).
@@ -122,7 +125,8 @@ for s in "${steps[@]}"; do
     *) echo "unknown step '$s' (build foundation measure sanitize tool sm90 kernelpy)"; exit 2 ;;
   esac
 done
-# The device tool returns at most 8 files: everything in one archive.
-name="reproduce-h200-$(IFS=-; echo "${steps[*]}").tgz"
-tar czf "/tmp/$name" -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv "/tmp/$name" "$OUT/$name"
+if [[ ${ARCHIVE:-0} == 1 ]]; then
+  name="reproduce-h200-$(IFS=-; echo "${steps[*]}").tgz"
+  tar czf "/tmp/$name" -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv "/tmp/$name" "$OUT/$name"
+fi
 ls -la "$OUT"

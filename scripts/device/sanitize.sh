@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compute-sanitizer over the GPU code (issue 7 part 5). Run from the repository root on a GPU
+# compute-sanitizer over the GPU code. Run from the repository root on a GPU
 # machine after a build with tests in build/ (scripts/setup --tests: the broken test plugins).
 #   - memcheck (with device leak check), racecheck and synccheck on every available device
 #     kernel and device reference (from `nvfp4bench --list`, plus the example CUDA plugin), on

@@ -47,12 +47,30 @@ int list_command(const DeviceInfo& dev) {
   return kExitPass;
 }
 
+int list_configs_command(const CaseSpec& spec, const DeviceInfo& dev) {
+  const Shape& s = spec.problem.shape;
+  // A named kernel is asked even where it cannot run: its configurations are a matter of the
+  // shape, and listing them on a machine without its GPU helps to plan a sweep.
+  std::unique_ptr<Gemm> g = spec.kernel == "auto" ? nullptr : make_gemm(spec.kernel, Role::Kernel);
+  if (!g) g = resolve("--kernel", spec.kernel, Role::Kernel, s, dev);
+  if (const std::string se = g->shape_error(s); !se.empty())
+    throw usage_error(fmt::format("--kernel '{}' does not support {}x{}x{} L={}: {}", g->name(), s.m,
+                                  s.n, s.k, s.l, se));
+  const std::vector<std::string> configs = g->configurations(s);
+  if (configs.empty())
+    std::printf("kernel '%s' has no selectable configurations for %lldx%lldx%lld L=%lld\n",
+                g->name().c_str(), (long long)s.m, (long long)s.n, (long long)s.k, (long long)s.l);
+  for (const auto& c : configs) std::printf("%s\n", c.c_str());
+  return kExitPass;
+}
+
 int run_command(RunOptions& o, int argc, char** argv) {
   validate_options(o);
   for (const auto& lib : o.kernel_libs) (void)load_kernel_library(lib);  // no-op when loaded
   for (const auto& py : o.kernel_pys) (void)load_python_kernel(py);      // likewise
   Context ctx = Context::create(o.device);
   if (o.list) return list_command(ctx.dev);
+  if (o.list_configs) return list_configs_command(o.spec, ctx.dev);
   if (!ctx.gpu()) {
     // Said first: every number below comes from the CPU.
     std::fprintf(o.output == "-" ? stderr : stdout,

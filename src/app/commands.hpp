@@ -17,6 +17,8 @@ namespace nvfp4 {
 int run_command(RunOptions& o, int argc, char** argv);
 // `--list`: kernels, references and peers with their availability here.
 int list_command(const DeviceInfo& dev);
+// `--list-configs`: the configurations the kernel can run for the shape, one a line.
+int list_configs_command(const CaseSpec& spec, const DeviceInfo& dev);
 
 // A subcommand: its CLI11 app (options bound to state it owns) and what running it does.
 struct Subcommand {

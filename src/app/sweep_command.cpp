@@ -13,7 +13,7 @@ Subcommand add_sweep_command(CLI::App& app) {
   auto kernels = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand(
       "sweep",
-      "run the cases of a sweep config (README \"Sweeps\"): each finished case is appended "
+      "run the cases of a sweep config (docs/sweeps.md): each finished case is appended "
       "to a JSONL file at once, the report is written at the end");
   sub->footer(
       "Exit codes: 0 every case passed; 1 some case incorrect; 2 bad config or usage, or (nothing "

@@ -200,6 +200,7 @@ CasePlan plan_case(const CaseSpec& spec, Context& ctx, CaseResult& r) {
   CasePlan p;
   p.peer_names = resolve_peer_names(spec.peers);
   p.kernel = resolve("--kernel", spec.kernel, Role::Kernel, s, ctx.dev);
+  pin_configuration(*p.kernel, spec.kernel_config, s);
   p.reference = resolve("--reference", spec.reference, Role::Reference, s, ctx.dev);
   r.kernel = p.kernel->name();
   r.kernel_asked = spec.kernel;

@@ -15,6 +15,7 @@ namespace nvfp4 {
 struct CaseSpec {
   Problem problem;
   std::string kernel = "auto";
+  std::string kernel_config;  // --kernel-config: what the kernel runs; empty: its own choice
   std::string reference = "auto";
   Tolerance tolerance;
   int64_t verify_sample = 0;  // 0: full check (or automatic sampling when too big for the CPU)

@@ -67,6 +67,9 @@ void add_problem_options(CLI::App& app, RunOptions& o) {
   app.add_option("--dist", o.dist, "operand distribution: gpumode (uniform bytes, scales {0..3}) or "
                                    "normal (N(0,1) quantized per block)")->capture_default_str();
   app.add_option("--kernel", s.kernel, "kernel under test, or auto (see --list)")->capture_default_str();
+  app.add_option("--kernel-config", s.kernel_config,
+                 "pin what the kernel runs for this shape, as the report's kernel.configuration "
+                 "spells it (see --list-configs); default: the kernel's own choice");
   app.add_option("--reference", s.reference, "reference, or auto (see --list)")->capture_default_str();
   app.add_option("--rtol", s.tolerance.rtol, "relative tolerance")->check(number_text())->capture_default_str();
   app.add_option("--atol", s.tolerance.atol, "absolute tolerance")->check(number_text())->capture_default_str();
@@ -138,7 +141,7 @@ void add_output_options(CLI::App& app, RunOptions& o) {
                  "also check N sampled elements of kernel and reference against the exact CPU "
                  "reference")->check(integer_text<int64_t>())->capture_default_str();
   app.add_option("--kernel-lib", o.kernel_libs,
-                 "load kernels from a plugin library (kernels/plugin/nvfp4bench_plugin.h); "
+                 "load kernels from a plugin library (include/nvfp4bench/plugin.h, docs/plugins.md); "
                  "repeatable")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->expected(1);
@@ -148,8 +151,12 @@ void add_output_options(CLI::App& app, RunOptions& o) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->expected(1);
   auto* list = app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
+  auto* list_configs = app.add_flag("--list-configs", o.list_configs,
+                 "list the configurations --kernel can run for this shape (--kernel-config values), "
+                 "one a line");
   // Combinations that would silently do nothing: refused with one line instead.
-  list->excludes(json)->excludes(output)->excludes(save)->excludes(samples);
+  for (CLI::Option* l : {list, list_configs}) l->excludes(json)->excludes(output)->excludes(save)->excludes(samples);
+  list->excludes(list_configs);
   // An output given twice is a mistake, not "the last one wins" (one of them would be lost).
   for (CLI::Option* once : {json, output, o.format_option})
     once->multi_option_policy(CLI::MultiOptionPolicy::Throw);

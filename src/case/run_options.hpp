@@ -22,6 +22,7 @@ struct RunOptions {
   bool no_flush = false, rotate = false, graph = false;
   double noise_target_pct = 0.5;
   bool list = false;
+  bool list_configs = false;  // --list-configs
   bool keep_samples = false;
   int device = 0;
   std::vector<std::string> kernel_libs;  // --kernel-lib, loaded by CommandLine::execute

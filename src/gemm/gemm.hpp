@@ -19,7 +19,7 @@ namespace nvfp4 {
 // Where an implementation's operands live.
 enum class Space { Device, Host };
 
-// Pointers into one memory space, all in the tool's layouts (README, "Layouts"):
+// Pointers into one memory space, all in the tool's layouts (docs/format.md#layouts-per-batch-batch-outermost):
 //   a           [L, M, K/2]  packed E2M1, even K index in the low nibble
 //   b           [L, N, K/2]  packed E2M1 (C = A * B^T)
 //   sfa, sfb    [L, M, K/16], [L, N, K/16] E4M3 bytes, linear

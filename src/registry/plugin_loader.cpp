@@ -29,10 +29,15 @@ std::string one_line(const char* msg, size_t size) {
 
 nvfp4bench_problem to_c(const Shape& s) { return {s.m, s.n, s.k, s.l}; }
 
+// A line a plugin wrote into `buf` (one_line of it).
+std::string text_of(const std::array<char, kMessageBytes>& buf) { return one_line(buf.data(), buf.size()); }
+
+constexpr uint32_t kMaxConfigs = 1024;  // what the tool asks a plugin for at most
+
 class PluginGemm final : public Gemm {
  public:
-  PluginGemm(std::string library, const nvfp4bench_kernel& k)
-      : library_(std::move(library)), k_(k), name_(k.name),
+  PluginGemm(std::string library, const nvfp4bench_kernel& k, const nvfp4bench_kernel_configs* c)
+      : library_(std::move(library)), k_(k), configs_(c), name_(k.name),
         description_(k.description ? k.description : "") {}
 
   std::string name() const override { return name_; }
@@ -63,6 +68,40 @@ class PluginGemm final : public Gemm {
     const nvfp4bench_problem p = to_c(s);
     return k_.workspace_bytes ? k_.workspace_bytes(k_.user_data, &p) : 0;
   }
+  std::vector<std::string> configurations(const Shape& s) const override {
+    std::vector<std::string> out;
+    if (!configs_) return out;
+    const nvfp4bench_problem p = to_c(s);
+    for (uint32_t i = 0; i < kMaxConfigs; ++i) {
+      std::array<char, kMessageBytes> buf{};
+      if (configs_->list(k_.user_data, &p, i, buf.data(), buf.size()) != NVFP4BENCH_OK) break;
+      out.push_back(text_of(buf));
+    }
+    return out;
+  }
+  std::string set_configuration(const std::string& config, const Shape& s) override {
+    if (!configs_) return Gemm::set_configuration(config, s);
+    if (std::string why = call_set(config, s); !why.empty()) return why;
+    pinned_ = config;
+    return {};
+  }
+  std::string configuration(const Shape& s) const override {
+    if (!configs_ || !configs_->current) return pinned_;
+    // The plugin's state may still hold another instance's pin: this one's first.
+    if (!call_set(pinned_, s).empty()) return pinned_;
+    std::array<char, kMessageBytes> buf{};
+    const nvfp4bench_problem p = to_c(s);
+    return configs_->current(k_.user_data, &p, buf.data(), buf.size()) == NVFP4BENCH_OK ? text_of(buf)
+                                                                                      : pinned_;
+  }
+  // The plugin's state is shared by every instance of the kernel: each case sets its own pin
+  // ("" when none) before its first run, so one case's pin never carries into the next.
+  void prepare(const Shape& s, const Operands&, cudaStream_t) override {
+    if (!configs_) return;
+    if (const std::string why = call_set(pinned_, s); !why.empty())
+      throw runtime_error(fmt::format("kernel '{}' (plugin {}): configuration '{}' accepted, then "
+                                      "refused: {}", name_, library_, pinned_, why));
+  }
   void run(const Shape& s, const Operands& o, void* workspace, cudaStream_t stream) override {
     const nvfp4bench_problem p = to_c(s);
     const nvfp4bench_operands ops{o.a, o.b, o.sfa, o.sfb, o.sfa_blocked, o.sfb_blocked, o.c};
@@ -77,11 +116,22 @@ class PluginGemm final : public Gemm {
   }
 
  private:
+  // "" when the plugin accepts `config` for `s`, else its reason.
+  std::string call_set(const std::string& config, const Shape& s) const {
+    std::array<char, kMessageBytes> msg{};
+    const nvfp4bench_problem p = to_c(s);
+    if (configs_->set(k_.user_data, config.c_str(), &p, msg.data(), msg.size()) == NVFP4BENCH_OK)
+      return {};
+    const std::string why = text_of(msg);
+    return why.empty() ? "refused by the plugin" : why;
+  }
   static std::string cc_text(int32_t cc) {
     return cc > 0 ? fmt::format("{}.{}", cc / 10, cc % 10) : std::string("any");
   }
   std::string library_;
   nvfp4bench_kernel k_;  // copied: callbacks and user_data live in the library, loaded for good
+  const nvfp4bench_kernel_configs* configs_;  // the plugin's (it lives as long); null: none
+  std::string pinned_;  // set_configuration's; "" the kernel's own choice
   std::string name_, description_;
 };
 
@@ -102,6 +152,34 @@ bool valid_name(const char* name) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            c == '.' || c == '_' || c == '+' || c == ':' || c == '-';
   });
+}
+
+// The optional configurations table (include/nvfp4bench/plugin.h), per kernel of `names` (null:
+// none); a table that names a kernel the plugin lacks, twice, or lacks a required callback is
+// refused like a malformed kernel table.
+template <class Bad>
+std::vector<const nvfp4bench_kernel_configs*> configs_of(void* handle,
+                                                         const std::vector<std::string>& names,
+                                                         const Bad& bad) {
+  std::vector<const nvfp4bench_kernel_configs*> out(names.size(), nullptr);
+  void* sym = dlsym(handle, NVFP4BENCH_PLUGIN_CONFIGS_SYMBOL);
+  if (!sym) return out;  // a plugin without configurations
+  const nvfp4bench_plugin_configs* t = reinterpret_cast<nvfp4bench_plugin_configs_fn>(sym)();
+  if (!t || (t->count > 0 && !t->kernels))
+    throw bad(fmt::format("{}() returned no table", NVFP4BENCH_PLUGIN_CONFIGS_SYMBOL));
+  for (uint32_t i = 0; i < t->count; ++i) {
+    const nvfp4bench_kernel_configs& c = t->kernels[i];
+    const std::string name = c.kernel ? std::string(c.kernel, strnlen(c.kernel, 65)) : "(null)";
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end())
+      throw bad(fmt::format("configurations #{}: '{}' is not a kernel of this plugin", i, one_line(name.c_str(), name.size())));
+    const size_t k = size_t(it - names.begin());
+    if (out[k]) throw bad(fmt::format("configurations #{}: kernel '{}' is listed twice", i, name));
+    if (!c.list || !c.set)
+      throw bad(fmt::format("configurations of '{}': list and set are required", name));
+    out[k] = &c;
+  }
+  return out;
 }
 
 }  // namespace
@@ -134,7 +212,7 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
   if (!table) throw bad(fmt::format("{}() returned NULL", NVFP4BENCH_PLUGIN_ENTRY_SYMBOL));
   if (table->abi_version != NVFP4BENCH_PLUGIN_ABI_VERSION)
     throw bad(fmt::format("plugin ABI version {}, this tool speaks version {}: rebuild the plugin "
-                          "against this nvfp4bench_plugin.h", table->abi_version,
+                          "against this include/nvfp4bench/plugin.h", table->abi_version,
                           NVFP4BENCH_PLUGIN_ABI_VERSION));
   if (table->kernel_count == 0 || !table->kernels) throw bad("its table lists no kernels");
 
@@ -156,10 +234,12 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
                             "rename it in the plugin", k.name));
     names.emplace_back(k.name);
   }
+  const std::vector<const nvfp4bench_kernel_configs*> configs = configs_of(handle, names, bad);
   for (uint32_t i = 0; i < table->kernel_count; ++i) {
     const nvfp4bench_kernel k = table->kernels[i];
-    const bool added = register_gemm({k.name, Role::Kernel, [abs, k]() -> std::unique_ptr<Gemm> {
-                                        return std::make_unique<PluginGemm>(abs, k);
+    const nvfp4bench_kernel_configs* c = configs[i];
+    const bool added = register_gemm({k.name, Role::Kernel, [abs, k, c]() -> std::unique_ptr<Gemm> {
+                                        return std::make_unique<PluginGemm>(abs, k, c);
                                       }});
     if (!added) throw bad(fmt::format("kernel '{}': the name is already taken", k.name));
   }

@@ -1,4 +1,4 @@
-// Loads user kernels from shared libraries that speak the C ABI of nvfp4bench_plugin.h and
+// Loads user kernels from shared libraries that speak the C ABI of include/nvfp4bench/plugin.h and
 // registers each as a Gemm (role kernel) under the plugin's own name.
 #pragma once
 

@@ -79,6 +79,12 @@ std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name,
   return g;
 }
 
+void pin_configuration(Gemm& g, const std::string& config, const Shape& s) {
+  if (config.empty()) return;
+  if (const std::string why = g.set_configuration(config, s); !why.empty())
+    throw usage_error(fmt::format("--kernel-config '{}': {}; see --list-configs", config, why));
+}
+
 std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& n : names) {

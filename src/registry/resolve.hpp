@@ -20,6 +20,10 @@ Availability usable_here(const Gemm& g, const DeviceInfo& dev);
 std::unique_ptr<Gemm> resolve(const std::string& field, const std::string& name, Role role,
                               const Shape& shape, const DeviceInfo& dev);
 
+// --kernel-config: pins `config` on `g` for shape `s` (nothing for ""); throws usage_error
+// "--kernel-config 'CONFIG': REASON; see --list-configs" when the kernel refuses it.
+void pin_configuration(Gemm& g, const std::string& config, const Shape& s);
+
 // Expands "all" and checks every peer name; throws usage_error for an unknown one.
 std::vector<std::string> resolve_peer_names(const std::vector<std::string>& names);
 

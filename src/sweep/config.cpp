@@ -12,6 +12,7 @@
 #include "src/core/error.hpp"
 #include "src/core/json.hpp"
 #include "src/problem/problem.hpp"
+#include "src/registry/registry.hpp"
 
 namespace nvfp4::sweep {
 
@@ -22,7 +23,7 @@ namespace {
 // The keys a defaults object or a case may set (besides a case's own keys).
 const std::vector<std::string> kSettingKeys = {
     "kernels", "references", "peers", "dists", "seeds",         "warmup",   "iters",
-    "flush",   "mode",       "rtol",  "atol",  "verify_sample", "timeout_s"};
+    "flush",   "mode",       "rtol",  "atol",  "verify_sample", "timeout_s", "kernel_config"};
 
 // The timing modes of the single-run --mode (src/measure/measure.hpp).
 const std::vector<std::string> kModes = {"cold", "hot", "rotate", "graph"};
@@ -172,6 +173,7 @@ class Parser {
     std::optional<std::string> mode;
     std::optional<double> rtol, atol, timeout_s;
     std::optional<int64_t> verify_sample;
+    std::optional<std::string> kernel_config;  // one configuration, or "all"
   };
   Settings settings(const json& v, const std::string& path, Settings s) const {
     auto has = [&](const char* k) { return v.contains(k); };
@@ -212,76 +214,13 @@ class Parser {
     if (has("atol")) s.atol = number(v["atol"], p("atol"), 0, false);
     if (has("verify_sample")) s.verify_sample = integer(v["verify_sample"], p("verify_sample"), 0);
     if (has("timeout_s")) s.timeout_s = number(v["timeout_s"], p("timeout_s"), 0, true);
+    if (has("kernel_config")) s.kernel_config = string(v["kernel_config"], p("kernel_config"));
     return s;
   }
 
  private:
   std::string where_;
 };
-
-std::string fmt_double(double x) { return fmt::format("{}", x); }
-
-}  // namespace
-
-json SweepCase::params() const {
-  json j = {{"m", shape.m}, {"n", shape.n},     {"k", shape.k},
-            {"l", shape.l}, {"kernel", kernel}, {"reference", reference},
-            {"dist", dist}, {"seed", seed},     {"peers", peers}};
-  if (warmup) j["warmup"] = *warmup;
-  if (iters) j["iters"] = *iters;
-  if (flush) j["flush"] = *flush;
-  if (mode) j["mode"] = *mode;
-  if (rtol) j["rtol"] = *rtol;
-  if (atol) j["atol"] = *atol;
-  if (verify_sample) j["verify_sample"] = *verify_sample;
-  // Names and timeout_s are left out: a renamed case or a longer limit is the same measurement.
-  return j;
-}
-
-std::string SweepCase::label() const {
-  std::string s = name.empty() ? "" : name + " ";
-  s += fmt::format("{}x{}x{} L={} {}/{} {} seed {}", shape.m, shape.n, shape.k, shape.l, kernel,
-                   reference, dist, seed);
-  if (!peers.empty()) s += " peers " + join(peers, ",");
-  return s;
-}
-
-std::vector<std::string> SweepCase::run_args() const {
-  std::vector<std::string> a = {"--m",         std::to_string(shape.m),
-                                "--n",         std::to_string(shape.n),
-                                "--k",         std::to_string(shape.k),
-                                "--l",         std::to_string(shape.l),
-                                "--seed",      std::to_string(seed),
-                                "--dist",      dist,
-                                "--kernel",    kernel,
-                                "--reference", reference};
-  if (!peers.empty()) a.insert(a.end(), {"--peers", join(peers, ",")});
-  if (warmup) a.insert(a.end(), {"--warmup", std::to_string(*warmup)});
-  if (iters) a.insert(a.end(), {"--iters", std::to_string(*iters)});
-  if (flush && !*flush) a.push_back("--no-flush");
-  if (mode) a.insert(a.end(), {"--mode", *mode});
-  if (rtol) a.insert(a.end(), {"--rtol", fmt_double(*rtol)});
-  if (atol) a.insert(a.end(), {"--atol", fmt_double(*atol)});
-  if (verify_sample) a.insert(a.end(), {"--verify-sample", std::to_string(*verify_sample)});
-  return a;
-}
-
-std::string fnv1a64_hex(const std::string& bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return fmt::format("fnv1a64:{:016x}", h);
-}
-
-std::string config_hash(const std::vector<SweepCase>& cases) {
-  json all = json::array();
-  for (const auto& sc : cases) all.push_back(sc.params());
-  return fnv1a64_hex(all.dump());
-}
-
-namespace {
 
 // The top level apart from the cases: name, description, notes; returns the defaults.
 Parser::Settings parse_top_level(const Parser& p, const json& j, SweepConfig& c) {
@@ -340,9 +279,10 @@ std::array<std::vector<int64_t>, 4> case_dims(const Parser& p, const json& e,
 }
 
 SweepCase make_case(int64_t index, const std::string& name, const Shape& shape,
-                    const std::string& kern, const std::string& ref, const std::string& dist,
-                    int64_t seed, const Parser::Settings& s) {
+                    const std::string& kern, const std::string& config, const std::string& ref,
+                    const std::string& dist, int64_t seed, const Parser::Settings& s) {
   SweepCase sc;
+  sc.kernel_config = config;
   sc.index = index;
   sc.name = name;
   sc.shape = shape;
@@ -362,6 +302,30 @@ SweepCase make_case(int64_t index, const std::string& name, const Shape& shape,
   return sc;
 }
 
+// The kernel configurations a case of `kern` at `shape` runs: none pinned, the one named, or
+// with "all" every one the kernel lists for the shape (asked of the kernel here, so the cases and
+// the config hash say which ran). A shape the kernel refuses keeps one case, refused when run.
+std::vector<std::string> kernel_configs(const Parser& p, const std::string& path,
+                                        const std::string& kern, const Shape& shape,
+                                        const Parser::Settings& s) {
+  if (!s.kernel_config) return {""};
+  if (*s.kernel_config != "all") return {*s.kernel_config};
+  const std::string kpath = Parser::sub(path, "kernel_config");
+  if (kern == "auto")
+    p.fail(kpath, "\"all\" needs named kernels (which kernel auto picks depends on the machine); "
+                  "name them in kernels");
+  const std::unique_ptr<Gemm> g = make_gemm(kern, Role::Kernel);
+  if (!g)
+    p.fail(kpath, fmt::format("\"all\": '{}' is not a kernel known here (built in, or loaded with "
+                              "--kernel-lib before the subcommand)", kern));
+  if (!g->shape_error(shape).empty()) return {""};
+  std::vector<std::string> configs = g->configurations(shape);
+  if (configs.empty())
+    p.fail(kpath, fmt::format("\"all\": kernel '{}' lists no configurations for {}x{}x{} L={}", kern,
+                              shape.m, shape.n, shape.k, shape.l));
+  return configs;
+}
+
 // Every combination of the entry's dims and settings, appended to `out` (refused past kMaxCases).
 void expand_case(const Parser& p, const std::string& path, const std::string& name,
                  const std::array<std::vector<int64_t>, 4>& dims, const Parser::Settings& s,
@@ -372,17 +336,21 @@ void expand_case(const Parser& p, const std::string& path, const std::string& na
                        double(s.seeds.size());
   if (double(out.size()) + count > double(kMaxCases))
     p.fail(path, fmt::format("the config expands to more than {} cases", kMaxCases));
-  // Order: m, n, k, l, kernel, reference, dist, seed (the last varies fastest).
+  // Order: m, n, k, l, kernel, its configuration, reference, dist, seed (the last varies fastest).
   for (int64_t m : dims[0])
     for (int64_t n : dims[1])
       for (int64_t k : dims[2])
         for (int64_t l : dims[3])
           for (const auto& kern : s.kernels)
-            for (const auto& ref : s.references)
-              for (const auto& dist : s.dists)
-                for (int64_t seed : s.seeds)
-                  out.push_back(
-                      make_case(int64_t(out.size()), name, {m, n, k, l}, kern, ref, dist, seed, s));
+            for (const auto& config : kernel_configs(p, path, kern, {m, n, k, l}, s))
+              for (const auto& ref : s.references)
+                for (const auto& dist : s.dists)
+                  for (int64_t seed : s.seeds) {
+                    if (int64_t(out.size()) >= kMaxCases)  // "all" can multiply the count above
+                      p.fail(path, fmt::format("the config expands to more than {} cases", kMaxCases));
+                    out.push_back(make_case(int64_t(out.size()), name, {m, n, k, l}, kern, config,
+                                            ref, dist, seed, s));
+                  }
 }
 
 // One entry of "cases": checked, then expanded into `out`.
@@ -443,36 +411,6 @@ SweepConfig load_config(const std::string& path, const std::vector<std::string>&
         if (c.is_object()) c.erase("kernels");
   }
   return parse_config(j, path);
-}
-
-Shard parse_shard(const std::string& text) {
-  const auto bad = [&] {
-    return usage_error(fmt::format("--shard '{}': expected i/n with 0 <= i < n (e.g. 0/4)", text));
-  };
-  const auto slash = text.find('/');
-  if (slash == std::string::npos) throw bad();
-  Shard s;
-  try {
-    size_t used = 0;
-    const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
-    s.index = std::stoi(a, &used);
-    if (used != a.size()) throw bad();
-    s.count = std::stoi(b, &used);
-    if (used != b.size()) throw bad();
-  } catch (const std::logic_error&) {
-    throw bad();
-  }
-  if (s.count < 1 || s.index < 0 || s.index >= s.count) throw bad();
-  return s;
-}
-
-bool in_shard(int64_t case_index, const Shard& s) { return case_index % s.count == s.index; }
-
-std::vector<SweepCase> select_shard(const std::vector<SweepCase>& cases, const Shard& s) {
-  std::vector<SweepCase> out;
-  for (const auto& c : cases)
-    if (in_shard(c.index, s)) out.push_back(c);
-  return out;
 }
 
 }  // namespace nvfp4::sweep

@@ -1,4 +1,4 @@
-// Sweep configs (README "Sweep configs", schema configs/sweep.schema.json): parsing with errors
+// Sweep configs (docs/sweeps.md, "Sweep configs"; schema configs/sweep.schema.json): parsing with errors
 // that name the file and the JSON path, expansion of axes into cases, the config hash, shards.
 #pragma once
 
@@ -18,6 +18,7 @@ struct SweepCase {
   std::string name;   // the config entry's name; may be empty
   Shape shape;
   std::string kernel = "auto", reference = "auto", dist = "gpumode";
+  std::string kernel_config;  // --kernel-config; empty: the kernel's own choice
   uint64_t seed = 0;
   std::vector<std::string> peers;  // empty: none; {"all"}: every peer
   // Unset: the single-run defaults (which depend on the backend).

@@ -1,5 +1,5 @@
 /* Libraries the plugin loader must refuse, one per compile definition (tests/CMakeLists.txt).
- * Plain C on purpose: it also proves nvfp4bench_plugin.h compiles as C.
+ * Plain C on purpose: it also proves include/nvfp4bench/plugin.h compiles as C.
  *   BAD_ABI    reports ABI version 999
  *   NO_ENTRY   exports no entry symbol
  *   CLASH      names its kernel "host", a built-in

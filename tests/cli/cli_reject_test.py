@@ -46,19 +46,22 @@ class RejectTable(unittest.TestCase):
         d = cls.tmp.name
         with open(os.path.join(d, "notes.txt"), "w") as f:
             f.write("not a library\n")
-        # The sweep configs the table names (configs/README: "Sweep configs").
+        # The sweep configs the table names (docs/sweeps.md, "Sweep configs").
         shape = {"m": 16, "n": 16, "k": 64}
         for name, cfg in [("wrong-type.json", {"cases": [{"shape": dict(shape, m="x")}]}),
                           ("unknown-key.json", {"cases": [{"shape": dict(shape, mm=16)}]}),
                           ("no-cases.json", {"cases": []}),
-                          ("one-case.json", {"cases": [{"shape": shape}]})]:
+                          ("one-case.json", {"cases": [{"shape": shape}]}),
+                          ("all-auto.json", {"cases": [{"shape": shape, "kernel_config": "all"}]}),
+                          ("all-no-choice.json", {"cases": [{"shape": shape, "kernels": ["host"],
+                                                             "kernel_config": "all"}]})]:
             with open(os.path.join(d, name), "w") as f:
                 json.dump(cfg, f)
         with open(os.path.join(d, "huge-number.json"), "w") as f:  # found by fuzz_sweep_config
             f.write('{"cases": [{"shape": {"m": 1e999, "n": 16, "k": 64}}]}')
         with open(os.path.join(d, "newline-key.json"), "w") as f:  # found by fuzz_sweep_config
             f.write('{"cases": [{"sha\\npe": {"m": 16, "n": 16, "k": 64}}]}')
-        with open(os.path.join(d, "deep.json"), "w") as f:  # crashed the tool (issue 15)
+        with open(os.path.join(d, "deep.json"), "w") as f:  # crashed the tool
             f.write('{"cases": ' + "[" * 70000 + "]" * 70000 + "}")
         with open(os.path.join(d, "dup-key.json"), "w") as f:
             f.write('{"cases": [{"shape": {"m": 16, "m": 32, "n": 16, "k": 64}}]}')

@@ -39,7 +39,7 @@ class Cli(unittest.TestCase):
         self.assertIn("--verify-sample", out)
 
     def test_messages_say_what_they_mean(self):
-        """Issue 15, finding 6: the no-GPU reason says what is missing and is said once by --list;
+        """Regression: the no-GPU reason says what is missing and is said once by --list;
         "1 samples" and a +-% from fewer than 3 samples are gone; compare and merge end their
         help with their own exit codes."""
         rc, out, err = run("--list", env=HOST_ENV)

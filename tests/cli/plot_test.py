@@ -97,7 +97,7 @@ class Plot(unittest.TestCase):
             self.check_pngs(side)
 
     def test_labels_unique_axis_fits_the_range_roofline_points_labelled(self):
-        """Issue 15, finding 7: the last case of a same-shape group lost its dist/seed, a log axis
+        """Regression: the last case of a same-shape group lost its dist/seed, a log axis
         over a narrow range exaggerated differences, roofline points had no labels."""
         rep = synthetic_report()
         first = rep["cases"][0]

@@ -61,7 +61,7 @@ class PluginHost(unittest.TestCase, Report):
         self.assertEqual(c["kernel"]["name"], "host")
 
     def test_a_failing_kernel_still_leaves_its_report(self):
-        """Issue 15, finding 2: an error status from a plugin kernel left no --json report."""
+        """Regression: an error status from a plugin kernel left no --json report."""
         rc, out, err, c = self.case(["--kernel-lib", lib("broken_host"), "--kernel", "broken-status-host",
                                      *self.SHAPE], HOST_ENV)
         self.assertEqual(rc, 3, out + err)
@@ -91,6 +91,61 @@ class PluginHost(unittest.TestCase, Report):
         self.assertEqual((v["mismatches"], v["unwritten"]), (2 * 24, 2 * 24))  # last row, each batch
         self.assertTrue(all(m["unwritten"] and m["i"] == 39 for m in v["first_mismatches"]))
         self.assertIn("(48 unwritten)", out)
+
+
+    # The example host plugin's optional configurations entry (docs/plugins.md): listed for the
+    # shape, pinned, refused where the shape does not allow it, each run by a sweep's "all".
+    def test_configurations_are_listed_pinned_and_refused(self):
+        ex = ["--kernel-lib", lib("example_host"), "--kernel", "example-host"]
+        rc, out, err = run([*ex, "--m", "16", "--n", "24", "--k", "64", "--list-configs"], HOST_ENV)
+        self.assertEqual((rc, out.splitlines()), (0, ["linear tile 16", "blocked tile 16"]), err)
+        rc, out, err = run([*ex, "--m", "16", "--n", "80", "--k", "64", "--list-configs"], HOST_ENV)
+        self.assertEqual(out.splitlines(), ["linear tile 16", "linear tile 64", "blocked tile 16",
+                                            "blocked tile 64"], err)
+        rc, out, err, c = self.case([*ex, *self.SHAPE, "--kernel-config", "blocked tile 16"], HOST_ENV)
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual((c["kernel"]["configuration"], c["disposition"]), ("blocked tile 16", "passed"))
+        rc, out, err, c = self.case([*ex, *self.SHAPE], HOST_ENV)
+        self.assertEqual(c["kernel"]["configuration"], "linear tile 16")  # its own choice
+        rc, out, err = run([*ex, *self.SHAPE, "--kernel-config", "blocked tile 64"], HOST_ENV)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("--kernel-config 'blocked tile 64': tile 64 needs N >= 64 (N is 24); see "
+                      "--list-configs", err)
+        # A plugin without the entry (built before it existed) has no configurations.
+        old = ["--kernel-lib", lib("broken_host"), "--kernel", "broken-nan-host", *self.SHAPE]
+        rc, out, err = run([*old, "--list-configs"], HOST_ENV)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("kernel 'broken-nan-host' has no selectable configurations for 40x24x96 L=2", out)
+        rc, out, err = run([*old, "--kernel-config", "tile 16"], HOST_ENV)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("--kernel-config 'tile 16': this implementation has no selectable configurations", err)
+
+    def test_sweep_runs_every_configuration_and_pins_do_not_leak(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = os.path.join(d, "configs.json")
+            with open(cfg, "w") as f:
+                json.dump({"name": "configs", "defaults": {"warmup": 0, "iters": 1,
+                                                           "kernels": ["example-host"]}, "cases": [
+                    {"name": "all", "axes": {"m": 16, "n": [24, 80], "k": 64}, "kernel_config": "all"},
+                    {"name": "pinned", "shape": {"m": 16, "n": 80, "k": 64}, "kernel_config": "blocked tile 64"},
+                    {"name": "own", "shape": {"m": 16, "n": 80, "k": 64}},
+                ]}, f)
+            for isolate in ("--isolate", "--no-isolate"):
+                rep = os.path.join(d, f"r{isolate}.json")
+                p = subprocess.run([BIN, "--kernel-lib", lib("example_host"), "sweep", cfg, isolate,
+                                    "--json", rep, "--progress", "off"], capture_output=True,
+                                   text=True, timeout=120, env=HOST_ENV, cwd=d)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                with open(rep) as f:
+                    cases = json.load(f)["cases"]
+                got = [(c["sweep"]["name"], c["problem"]["n"], c["kernel"]["configuration"],
+                        c["sweep"]["params"].get("kernel_config")) for c in cases]
+                self.assertEqual(got, [
+                    ("all", 24, "linear tile 16", "linear tile 16"), ("all", 24, "blocked tile 16", "blocked tile 16"),
+                    ("all", 80, "linear tile 16", "linear tile 16"), ("all", 80, "linear tile 64", "linear tile 64"),
+                    ("all", 80, "blocked tile 16", "blocked tile 16"), ("all", 80, "blocked tile 64", "blocked tile 64"),
+                    ("pinned", 80, "blocked tile 64", "blocked tile 64"), ("own", 80, "linear tile 16", None)], isolate)
+                self.assertTrue(all(c["disposition"] == "passed" for c in cases))
 
 
 class PluginGpu(unittest.TestCase, Report):
@@ -127,8 +182,8 @@ class PluginGpu(unittest.TestCase, Report):
 
 class PluginSweep(unittest.TestCase):
     """A kernel that never returns is only survivable with process isolation and a per-case
-    timeout: `nvfp4bench --kernel-lib LIB sweep CONFIG --isolate --case-timeout SECONDS` (branch
-    `sweep`, configs/README). It needs the sweep to hand --kernel-lib on to its child processes."""
+    timeout: `nvfp4bench --kernel-lib LIB sweep CONFIG --isolate --case-timeout SECONDS`
+    (docs/sweeps.md#isolation-timeouts-and-crashes). It needs the sweep to hand --kernel-lib on to its child processes."""
 
     def setUp(self):
         rc, out, err = run(["sweep", "--help"], HOST_ENV, timeout=60)

@@ -165,7 +165,7 @@ def controlled(report, median, iqr, count, disposition="passed"):
 
 
 class OutputsNeverReplaceInputs(unittest.TestCase):
-    """Issue 15, finding 2: an output that is an input or another output, a read-only report, an
+    """Regression: an output that is an input or another output, a read-only report, an
     unusable path: refused before any work, the file untouched."""
     SHAPE = ["--m", "16", "--n", "16", "--k", "64", "--iters", "1", "--warmup", "0"]
 

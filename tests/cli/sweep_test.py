@@ -261,7 +261,7 @@ class Sweeps(unittest.TestCase):
             self.assertEqual(rc, 2, out + err)
 
     def test_compare_catches_an_auto_case_that_stops_passing(self):
-        """Issue 15, finding 1: cases asking for kernel auto (the configs' default) that time out
+        """Regression: cases asking for kernel auto (the configs' default) that time out
         in the new sweep were recorded under "auto" and matched nothing: exit 0."""
         with tempfile.TemporaryDirectory() as d:
             cfg = write_config(d, "a.json", {"defaults": {"warmup": 0, "iters": 1},
@@ -392,7 +392,7 @@ class Sweeps(unittest.TestCase):
             self.assertIn("was written for another config", err)
 
     def test_a_second_writer_is_refused_with_the_holders_pid(self):
-        """Issue 15, finding 4: two sweeps on one JSONL measured the same cases and wrote duplicates."""
+        """Regression: two sweeps on one JSONL measured the same cases and wrote duplicates."""
         with tempfile.TemporaryDirectory() as d:
             cfg = write_config(d, "long.json", {
                 "defaults": {"warmup": 0, "iters": 3},
@@ -465,7 +465,7 @@ class Sweeps(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertIn("differs", err)
             self.assertFalse(os.path.exists(os.path.join(d, "bad.json")))
-            # OUT forgotten (issue 15, finding 2): shard 0 would be replaced by the merge of the others.
+            # OUT forgotten: shard 0 would be replaced by the merge of the others.
             ordered = sorted(f for f in os.listdir(d) if f.startswith("sweep-c.shard-") and f.endswith(".json"))
             with open(os.path.join(d, ordered[0])) as f:
                 before = f.read()

@@ -152,7 +152,7 @@ json with_asked(json c, const char* asked) {
 }
 }  // namespace
 
-// Issue 15, finding 1: a sweep case that asked for "auto" and failed before its kernel was
+// A sweep case that asked for "auto" and failed before its kernel was
 // resolved is recorded with kernel name "auto"; it must still meet its base case and regress.
 TEST(Compare, AutoCaseThatFailsBeforeResolutionIsARegression) {
   const json base = report({with_asked(make_case(128, "naive", 100, 1, 100), "auto")});

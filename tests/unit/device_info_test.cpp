@@ -1,4 +1,4 @@
-// The no-GPU reason names what is missing (issue 15, finding 6): the runtime says "CUDA driver
+// The no-GPU reason names what is missing: the runtime says "CUDA driver
 // version is insufficient" also on a machine with no driver at all.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

@@ -2,6 +2,8 @@
 // the config hash, shard arithmetic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <string>
 
@@ -293,4 +295,30 @@ TEST(SweepConfig, ShippedConfigsParse) {
   EXPECT_GE(s.cases.size(), 4u);
   for (const auto& c : s.cases)
     EXPECT_LE(c.shape.m * c.shape.n * c.shape.k * c.shape.l, 64 * 64 * 256);
+}
+
+// kernel_config: one named configuration goes to the case's command line, its params and so the
+// hash; a config without the key hashes as before the key existed; "all" needs a kernel with a
+// choice (the built-in host kernel has none; plugins with one: tests/cli/plugin_test.py).
+TEST(SweepConfig, KernelConfigIsMeasuredAndHashed) {
+  const char* plain = R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"]}]})";
+  const auto a = parse(plain);
+  EXPECT_FALSE(a.cases[0].params().contains("kernel_config"));
+  EXPECT_EQ(a.cases[0].kernel_config, "");
+  const auto b = parse(R"({"defaults": {"kernel_config": "tile 16"},
+                           "cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"]}]})");
+  EXPECT_EQ(b.cases[0].kernel_config, "tile 16");
+  EXPECT_EQ(b.cases[0].params()["kernel_config"], "tile 16");
+  EXPECT_NE(a.hash, b.hash);
+  const auto args = b.cases[0].run_args();
+  const auto it = std::find(args.begin(), args.end(), "--kernel-config");
+  ASSERT_NE(it, args.end());
+  EXPECT_EQ(*(it + 1), "tile 16");
+  EXPECT_NE(b.cases[0].label().find("config tile 16"), std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernel_config": ""}]})").find("cases[0].kernel_config: expected a non-empty string"), std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernel_config": "all"}]})").find("cases[0].kernel_config: \"all\" needs named kernels"), std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["nope"],
+                                "kernel_config": "all"}]})").find("\"all\": 'nope' is not a kernel known here"), std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"],
+                                "kernel_config": "all"}]})").find("\"all\": kernel 'host' lists no configurations for 16x16x64 L=1"), std::string::npos);
 }

@@ -166,7 +166,7 @@ TEST(Writers, GoogleBenchmarkJsonHasTheKeysItsReadersUse) {
   EXPECT_DOUBLE_EQ(bad["measured_median_us"].get<double>(), 21.5);
 }
 
-// Issue 15, finding 3: a case that failed before any timing still has its entry (under the name
+// A case that failed before any timing still has its entry (under the name
 // its passing runs use), and a reference measured once is no benchmark.
 TEST(Writers, FailedCasesAlwaysHaveAnEntryAndOneSampleReferencesNone) {
   Fixture f;
@@ -193,7 +193,7 @@ TEST(Writers, BencherMetricFormatNestsMeasuresUnderBenchmarks) {
   const Fixture f;
   const json j = json::parse(f.render("bencher"));
   // The passing case's kernel and reference are in; the failing case only with its verification
-  // measure at 0 (issue 15, finding 3: it was dropped entirely).
+  // measure at 0 (it was dropped entirely).
   ASSERT_EQ(j.size(), 3u);
   const json& bad = j.at("naive/128x4096x7168x2/normal/graph");
   EXPECT_EQ(bad, (json{{"verification", {{"value", 0}}}}));
