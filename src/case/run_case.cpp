@@ -10,6 +10,8 @@
 #include "src/core/error.hpp"
 #include "src/core/host_memory.hpp"
 #include "src/core/parallel.hpp"
+#include "src/case/verdict.hpp"
+#include "src/measure/floor.hpp"
 #include "src/measure/sol.hpp"
 #include "src/device/cuda_check.hpp"
 #include "kernels/reference/cpu_exact.hpp"
@@ -135,11 +137,14 @@ std::vector<std::string> resolve_peer_names(const std::vector<std::string>& name
 namespace {
 
 // Operand copies for rotate/graph timing: copy 0 is `base`; the others get their own A, B and
-// scales (same values), all writing the one shared C.
+// scales (same values). Copy i writes output slot i % slots: slot 0 is base_ops.c, the others
+// follow one another in extra_c (verdict.hpp, output_slots).
 struct OperandCopies {
   std::vector<DeviceTensors> extra;
   std::vector<Operands> ops;
   int64_t bytes_per_copy = 0;
+  int slots = 1;
+  DeviceBuffer extra_c;
 };
 
 OperandCopies make_copies(const Shape& s, const DeviceTensors& base, const Operands& base_ops,
@@ -148,6 +153,9 @@ OperandCopies make_copies(const Shape& s, const DeviceTensors& base, const Opera
   c.bytes_per_copy = int64_t(base.a.bytes() + base.b.bytes() + base.sfa.bytes() + base.sfb.bytes() +
                              base.sfa_blocked.bytes() + base.sfb_blocked.bytes());
   const int n = rotation_copies(mode, c.bytes_per_copy, l2_bytes);
+  const int64_t c_elems = s.l * s.m * s.n;
+  c.slots = output_slots(n, c_elems * 2, l2_bytes);
+  c.extra_c = DeviceBuffer(size_t(c.slots - 1) * size_t(c_elems) * 2);
   c.ops.push_back(base_ops);
   c.extra.resize(size_t(n - 1));
   for (DeviceTensors& t : c.extra) {
@@ -158,7 +166,8 @@ OperandCopies make_copies(const Shape& s, const DeviceTensors& base, const Opera
     for (const auto& [dst, src] : pairs)
       NVFP4_CUDA_CHECK(cudaMemcpyAsync(dst->get(), src->get(), src->bytes(), cudaMemcpyDeviceToDevice, st));
     Operands o = t.view();
-    o.c = base_ops.c;
+    const int slot = int(c.ops.size()) % c.slots;
+    o.c = slot == 0 ? base_ops.c : c.extra_c.get<uint16_t>() + (slot - 1) * c_elems;
     c.ops.push_back(o);
   }
   NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
@@ -177,12 +186,34 @@ void run_checked_on_device(Gemm& g, const Shape& s, const Operands& ops, void* w
   NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), ops.c, out.size() * 2, cudaMemcpyDeviceToHost));
 }
 
-// Times `g` on the device, rotating over copies of the operands as the mode asks.
+// Times `g` on the device, rotating over copies of the operands as the mode asks. With
+// `timed`, the outputs of the checked samples are poisoned before and gathered after at `coords`.
 Measurement time_on_device(Gemm& g, const Shape& s, const DeviceTensors& dev, const Operands& ops,
-                           void* ws, const MeasureOptions& mo, Context& ctx) {
+                           void* ws, const MeasureOptions& mo, Context& ctx,
+                           std::unique_ptr<TimedOutputs>* timed = nullptr,
+                           const std::vector<Coord>& coords = {}) {
   const OperandCopies c = make_copies(s, dev, ops, mo.mode, ctx.dev.l2_bytes, ctx.stream->get());
+  const int64_t c_elems = s.l * s.m * s.n;
+  std::vector<uint16_t> staged;
+  TimedCheck check;
+  if (timed) {
+    *timed = std::make_unique<TimedOutputs>(s, coords, c.slots);
+    check.poison = [&](cudaStream_t q) {
+      poison_device(ops.c, c_elems, q);
+      if (c.slots > 1) poison_device(c.extra_c.get<uint16_t>(), (c.slots - 1) * c_elems, q);
+    };
+    check.collect = [&](const TimedBatch& b) {
+      staged.resize(size_t(c.slots) * size_t(c_elems));
+      NVFP4_CUDA_CHECK(cudaMemcpy(staged.data(), ops.c, size_t(c_elems) * 2, cudaMemcpyDeviceToHost));
+      if (c.slots > 1)
+        NVFP4_CUDA_CHECK(cudaMemcpy(staged.data() + c_elems, c.extra_c.get(), c.extra_c.bytes(),
+                                    cudaMemcpyDeviceToHost));
+      (*timed)->gather(b, [&](int slot) { return staged.data() + int64_t(slot) * c_elems; });
+    };
+  }
   return measure_device([&](cudaStream_t q, int copy) { g.run(s, c.ops[size_t(copy)], ws, q); },
-                        int(c.ops.size()), c.bytes_per_copy, mo, ctx.timer());
+                        int(c.ops.size()), c.bytes_per_copy, mo, ctx.timer(),
+                        timed ? &check : nullptr);
 }
 
 // Times one peer beside the kernel; a peer that cannot run here (or fails) is recorded with
@@ -275,11 +306,18 @@ struct CasePlan {
   bool need_host_inputs = false;
 };
 
-// What the runs leave behind for verification and --save-tensors.
+// What the runs leave behind for verification, the verdict's checks and --save-tensors.
 struct CaseOutputs {
   HostTensors host;
   std::vector<uint16_t> kernel_out, ref_out;
   std::vector<Coord> coords;  // the sampled coordinates (sampled verification only)
+  // The kernel's operands and workspace, kept for the recheck (same buffers, fresh values).
+  DeviceTensors dev;
+  DeviceBuffer kws;
+  std::vector<uint8_t> hws;
+  std::vector<Coord> timed_coords;        // compared in every checked timed output
+  std::unique_ptr<TimedOutputs> timed;    // what the timed calls wrote there
+  std::vector<uint16_t> timed_c;          // host backend: the timed calls' output
 };
 
 CasePlan plan_case(const CaseSpec& spec, Context& ctx, CaseResult& r) {
@@ -332,6 +370,7 @@ CaseOutputs allocate_outputs(const CaseSpec& spec, const CasePlan& p, const Cont
   if (p.need_host_inputs || !ctx.gpu()) out.host.allocate(s);
   out.kernel_out.resize(static_cast<size_t>(p.c_elems));
   if (p.sample > 0) out.coords = sample_coords(s, p.sample, spec.problem.seed ^ 0x5eedull);
+  out.timed_coords = timed_check_coords(s, out.coords, spec.problem.seed ^ 0x7153dull);
   return out;
 }
 
@@ -373,19 +412,21 @@ void run_on_device(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOu
                    CaseResult& r) {
   const Shape& s = spec.problem.shape;
   cudaStream_t st = ctx.stream->get();
-  DeviceTensors dev;
+  DeviceTensors& dev = out.dev;
   dev.allocate(s);
   generate_device(spec.problem, dev, st);
   ctx.stream->sync();
   if (p.need_host_inputs) copy_inputs_to_host(dev, out.host);
 
   const Operands kops = dev.view();
-  DeviceBuffer kws(p.kernel->workspace_bytes(s));
+  out.kws = DeviceBuffer(p.kernel->workspace_bytes(s));
+  DeviceBuffer& kws = out.kws;
   run_checked_on_device(*p.kernel, s, kops, kws.get(), ctx, out.kernel_out);
   if (p.reference->space() == Space::Device)
     run_device_reference(spec, *p.reference, dev, ctx, out.ref_out, r);
 
-  auto m = time_on_device(*p.kernel, s, dev, kops, kws.get(), spec.measure, ctx);
+  auto m = time_on_device(*p.kernel, s, dev, kops, kws.get(), spec.measure, ctx, &out.timed,
+                          out.timed_coords);
   r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
   note_dropped_clock_samples(r);
 
@@ -412,11 +453,22 @@ void run_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Case
   Operands kops = out.host.view();
   kops.c = out.kernel_out.data();
   poison_host(kops.c, p.c_elems);
-  std::vector<uint8_t> kws(p.kernel->workspace_bytes(s));
+  out.hws.resize(p.kernel->workspace_bytes(s));
+  std::vector<uint8_t>& kws = out.hws;
   p.kernel->prepare(s, kops, nullptr);
   p.kernel->run(s, kops, kws.data(), nullptr);
-  MeasureOptions mo = spec.measure;
-  auto m = measure_host([&] { p.kernel->run(s, kops, kws.data(), nullptr); }, mo);
+  // The timed calls write their own C (the first call's stays for verification); checked
+  // samples poison it before and gather it after.
+  out.timed_c.assign(size_t(p.c_elems), kPoisonFp16);
+  Operands tops = kops;
+  tops.c = out.timed_c.data();
+  out.timed = std::make_unique<TimedOutputs>(s, out.timed_coords, 1);
+  TimedCheck check;
+  check.poison = [&](cudaStream_t) { poison_host(tops.c, p.c_elems); };
+  check.collect = [&](const TimedBatch& b) {
+    out.timed->gather(b, [&](int) { return static_cast<const uint16_t*>(tops.c); });
+  };
+  auto m = measure_host([&] { p.kernel->run(s, tops, kws.data(), nullptr); }, spec.measure, &check);
   r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
 }
 
@@ -520,6 +572,65 @@ void verify_exact(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Cas
   }
 }
 
+// The recheck (verdict.hpp): fresh operands in the kernel's own buffers, one more call into
+// its poisoned C, compared with the reference recomputed for them. No prepare() again: the
+// kernel was prepared for this shape and these buffers, and prepare() may not read the values.
+Recheck recheck_kernel(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out) {
+  const Shape& s = spec.problem.shape;
+  Problem fresh = spec.problem;
+  fresh.seed = recheck_seed(spec.problem.seed);
+  std::vector<uint16_t>& got = out.kernel_out;  // the first call's C, verified and saved by now
+  if (ctx.gpu()) {
+    cudaStream_t st = ctx.stream->get();
+    generate_device(fresh, out.dev, st);
+    const Operands kops = out.dev.view();
+    poison_device(kops.c, p.c_elems, st);
+    p.kernel->run(s, kops, out.kws.get(), st);
+    ctx.stream->sync();
+    NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), kops.c, got.size() * 2, cudaMemcpyDeviceToHost));
+    if (p.reference->space() == Space::Device) {
+      DeviceBuffer ref_c(size_t(p.c_elems) * 2), rws(p.reference->workspace_bytes(s));
+      Operands rops = out.dev.view();
+      rops.c = ref_c.get<uint16_t>();
+      std::vector<uint16_t> ref(got.size());
+      run_checked_on_device(*p.reference, s, rops, rws.get(), ctx, ref);
+      return judge_recheck(s, fresh.seed,
+                           fmt::format("reference {} run again on the fresh operands, every element",
+                                       p.reference->name()),
+                           got, ref, {}, spec.tolerance);
+    }
+    copy_inputs_to_host(out.dev, out.host);
+  } else {
+    generate_host(fresh, out.host);
+    Operands kops = out.host.view();
+    kops.c = got.data();
+    poison_host(kops.c, p.c_elems);
+    p.kernel->run(s, kops, out.hws.data(), nullptr);
+  }
+  // A CPU reference: the exact value at a sample (all of a small C), as the reference computes it.
+  const std::vector<Coord> pts = timed_check_coords(s, {}, fresh.seed ^ 0x7153dull);
+  return judge_recheck(s, fresh.seed,
+                       fmt::format("the exact CPU value at {} elements", pts.size()), got,
+                       exact_at(s, out.host.view(), pts), pts, spec.tolerance);
+}
+
+// The verdict's checks (verdict.hpp) for a kernel whose first call passed: what the timed calls
+// wrote, the recheck, the floor; a failure makes the case incorrect with its line.
+void judge_verdict(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out,
+                   CaseResult& r) {
+  VerdictChecks v;
+  if (out.timed) v.timed = out.timed->judge(out.ref_out, spec.tolerance);
+  v.recheck = recheck_kernel(spec, p, ctx, out);
+  if (r.kernel_timing && r.kernel_timing->ran) {
+    const Measurement& m = r.kernel_timing->measurement;
+    // Operands were evicted from L2 before the timed calls in every device mode but hot.
+    v.floor = floor_for(spec.problem.shape, ctx.dev, ctx.gpu() && m.mode != mode_name(MeasureMode::Hot));
+    v.floor_failure = below_floor(m.stats.median, v.floor);
+  }
+  r.verdict = std::move(v);
+  apply_verdict(r);
+}
+
 }  // namespace
 
 CaseResult run_case(const CaseSpec& spec, Context& ctx) {
@@ -551,6 +662,7 @@ void run_case_into(const CaseSpec& spec, Context& ctx, CaseResult& r) {
     if (!spec.save_tensors_dir.empty())
       save_tensors(spec.save_tensors_dir, spec, out.host, out.kernel_out,
                    p.sample > 0 ? nullptr : &out.ref_out, r.kernel, r.reference);
+    if (r.disposition == Disposition::Passed) judge_verdict(spec, p, ctx, out, r);
   }
   apply_speed_of_light(r, ctx.dev);
 }
