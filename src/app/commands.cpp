@@ -14,6 +14,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "src/case/verdict.hpp"
 #include "src/core/error.hpp"
 #include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
@@ -36,7 +37,7 @@ std::string time_line(const TimingResult& t) {
   if (t.sol_fraction) line += fmt::format(", {:.1f}% of SOL", 100.0 * *t.sol_fraction);
   if (m.clock.read) line += fmt::format(", SM {:.0f} MHz", m.clock.median_mhz);
   if (m.clock.dropped_low_clock) line += fmt::format(", {} dropped (low clock)", m.clock.dropped_low_clock);
-  return line;
+  return line + host_call_text(m);
 }
 
 void print_summary(const CaseResult& r, const Context& ctx, std::FILE* out) {
@@ -86,6 +87,7 @@ void print_summary(const CaseResult& r, const Context& ctx, std::FILE* out) {
                      (long long)m.at.i, (long long)m.at.j, m.got, m.expected,
                      m.unwritten ? " (never written)" : "");
   }
+  if (const std::string v = verdict_line(r); !v.empty()) std::fprintf(out, "checked   %s\n", v.c_str());
   if (r.disposition != Disposition::Passed)
     std::fprintf(out, "result    %s: %s\n", disposition_name(r.disposition), r.message.c_str());
 }
