@@ -9,12 +9,11 @@
 
 #include "src/core/error.hpp"
 #include "src/core/host_memory.hpp"
-#include "src/core/parallel.hpp"
+#include "src/case/checked_runs.hpp"
 #include "src/case/verdict.hpp"
 #include "src/measure/floor.hpp"
 #include "src/measure/sol.hpp"
 #include "src/device/cuda_check.hpp"
-#include "kernels/reference/cpu_exact.hpp"
 #include "src/report/json_report.hpp"
 #include "src/report/npy.hpp"
 #include "src/registry/registry.hpp"
@@ -135,86 +134,6 @@ std::vector<std::string> resolve_peer_names(const std::vector<std::string>& name
 }
 
 namespace {
-
-// Operand copies for rotate/graph timing: copy 0 is `base`; the others get their own A, B and
-// scales (same values). Copy i writes output slot i % slots: slot 0 is base_ops.c, the others
-// follow one another in extra_c (verdict.hpp, output_slots).
-struct OperandCopies {
-  std::vector<DeviceTensors> extra;
-  std::vector<Operands> ops;
-  int64_t bytes_per_copy = 0;
-  int slots = 1;
-  DeviceBuffer extra_c;
-};
-
-OperandCopies make_copies(const Shape& s, const DeviceTensors& base, const Operands& base_ops,
-                          MeasureMode mode, size_t l2_bytes, cudaStream_t st) {
-  OperandCopies c;
-  c.bytes_per_copy = int64_t(base.a.bytes() + base.b.bytes() + base.sfa.bytes() + base.sfb.bytes() +
-                             base.sfa_blocked.bytes() + base.sfb_blocked.bytes());
-  const int n = rotation_copies(mode, c.bytes_per_copy, l2_bytes);
-  const int64_t c_elems = s.l * s.m * s.n;
-  c.slots = output_slots(n, c_elems * 2, l2_bytes);
-  c.extra_c = DeviceBuffer(size_t(c.slots - 1) * size_t(c_elems) * 2);
-  c.ops.push_back(base_ops);
-  c.extra.resize(size_t(n - 1));
-  for (DeviceTensors& t : c.extra) {
-    t.allocate(s);
-    const std::pair<DeviceBuffer*, const DeviceBuffer*> pairs[] = {
-        {&t.a, &base.a}, {&t.b, &base.b}, {&t.sfa, &base.sfa}, {&t.sfb, &base.sfb},
-        {&t.sfa_blocked, &base.sfa_blocked}, {&t.sfb_blocked, &base.sfb_blocked}};
-    for (const auto& [dst, src] : pairs)
-      NVFP4_CUDA_CHECK(cudaMemcpyAsync(dst->get(), src->get(), src->bytes(), cudaMemcpyDeviceToDevice, st));
-    Operands o = t.view();
-    const int slot = int(c.ops.size()) % c.slots;
-    o.c = slot == 0 ? base_ops.c : c.extra_c.get<uint16_t>() + (slot - 1) * c_elems;
-    c.ops.push_back(o);
-  }
-  NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
-  return c;
-}
-
-// One checked run on the device: poisoned output, the run, then the result back to the host
-// (`out` is already sized).
-void run_checked_on_device(Gemm& g, const Shape& s, const Operands& ops, void* ws, Context& ctx,
-                           std::vector<uint16_t>& out) {
-  cudaStream_t st = ctx.stream->get();
-  g.prepare(s, ops, st);
-  poison_device(ops.c, int64_t(out.size()), st);
-  g.run(s, ops, ws, st);
-  ctx.stream->sync();
-  NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), ops.c, out.size() * 2, cudaMemcpyDeviceToHost));
-}
-
-// Times `g` on the device, rotating over copies of the operands as the mode asks. With
-// `timed`, the outputs of the checked samples are poisoned before and gathered after at `coords`.
-Measurement time_on_device(Gemm& g, const Shape& s, const DeviceTensors& dev, const Operands& ops,
-                           void* ws, const MeasureOptions& mo, Context& ctx,
-                           std::unique_ptr<TimedOutputs>* timed = nullptr,
-                           const std::vector<Coord>& coords = {}) {
-  const OperandCopies c = make_copies(s, dev, ops, mo.mode, ctx.dev.l2_bytes, ctx.stream->get());
-  const int64_t c_elems = s.l * s.m * s.n;
-  std::vector<uint16_t> staged;
-  TimedCheck check;
-  if (timed) {
-    *timed = std::make_unique<TimedOutputs>(s, coords, c.slots);
-    check.poison = [&](cudaStream_t q) {
-      poison_device(ops.c, c_elems, q);
-      if (c.slots > 1) poison_device(c.extra_c.get<uint16_t>(), (c.slots - 1) * c_elems, q);
-    };
-    check.collect = [&](const TimedBatch& b) {
-      staged.resize(size_t(c.slots) * size_t(c_elems));
-      NVFP4_CUDA_CHECK(cudaMemcpy(staged.data(), ops.c, size_t(c_elems) * 2, cudaMemcpyDeviceToHost));
-      if (c.slots > 1)
-        NVFP4_CUDA_CHECK(cudaMemcpy(staged.data() + c_elems, c.extra_c.get(), c.extra_c.bytes(),
-                                    cudaMemcpyDeviceToHost));
-      (*timed)->gather(b, [&](int slot) { return staged.data() + int64_t(slot) * c_elems; });
-    };
-  }
-  return measure_device([&](cudaStream_t q, int copy) { g.run(s, c.ops[size_t(copy)], ws, q); },
-                        int(c.ops.size()), c.bytes_per_copy, mo, ctx.timer(),
-                        timed ? &check : nullptr);
-}
 
 // Times one peer beside the kernel; a peer that cannot run here (or fails) is recorded with
 // the reason and the case goes on.
@@ -457,30 +376,10 @@ void run_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Case
   std::vector<uint8_t>& kws = out.hws;
   p.kernel->prepare(s, kops, nullptr);
   p.kernel->run(s, kops, kws.data(), nullptr);
-  // The timed calls write their own C (the first call's stays for verification); checked
-  // samples poison it before and gather it after.
   out.timed_c.assign(size_t(p.c_elems), kPoisonFp16);
-  Operands tops = kops;
-  tops.c = out.timed_c.data();
-  out.timed = std::make_unique<TimedOutputs>(s, out.timed_coords, 1);
-  TimedCheck check;
-  check.poison = [&](cudaStream_t) { poison_host(tops.c, p.c_elems); };
-  check.collect = [&](const TimedBatch& b) {
-    out.timed->gather(b, [&](int) { return static_cast<const uint16_t*>(tops.c); });
-  };
-  auto m = measure_host([&] { p.kernel->run(s, tops, kws.data(), nullptr); }, spec.measure, &check);
+  auto m = time_on_host(*p.kernel, s, kops, kws.data(), spec.measure, out.timed_c, out.timed,
+                        out.timed_coords);
   r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
-}
-
-// The exact CPU value of C at each of `pts`, computed in parallel.
-std::vector<uint16_t> exact_at(const Shape& s, const Operands& hops,
-                               const std::vector<Coord>& pts) {
-  std::vector<uint16_t> vals(pts.size());
-  parallel_for(int64_t(pts.size()), [&](int64_t t) {
-    const Coord& c = pts[size_t(t)];
-    vals[size_t(t)] = exact_element_fp16(s, hops, c.batch, c.i, c.j);
-  });
-  return vals;
 }
 
 // The CPU reference (full or at the sampled coordinates), timed once.
@@ -572,46 +471,14 @@ void verify_exact(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Cas
   }
 }
 
-// The recheck (verdict.hpp): fresh operands in the kernel's own buffers, one more call into
-// its poisoned C, compared with the reference recomputed for them. No prepare() again: the
-// kernel was prepared for this shape and these buffers, and prepare() may not read the values.
+// The recheck (checked_runs.hpp) in the kernel's own buffers, against the case's reference.
 Recheck recheck_kernel(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out) {
-  const Shape& s = spec.problem.shape;
-  Problem fresh = spec.problem;
-  fresh.seed = recheck_seed(spec.problem.seed);
-  std::vector<uint16_t>& got = out.kernel_out;  // the first call's C, verified and saved by now
-  if (ctx.gpu()) {
-    cudaStream_t st = ctx.stream->get();
-    generate_device(fresh, out.dev, st);
-    const Operands kops = out.dev.view();
-    poison_device(kops.c, p.c_elems, st);
-    p.kernel->run(s, kops, out.kws.get(), st);
-    ctx.stream->sync();
-    NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), kops.c, got.size() * 2, cudaMemcpyDeviceToHost));
-    if (p.reference->space() == Space::Device) {
-      DeviceBuffer ref_c(size_t(p.c_elems) * 2), rws(p.reference->workspace_bytes(s));
-      Operands rops = out.dev.view();
-      rops.c = ref_c.get<uint16_t>();
-      std::vector<uint16_t> ref(got.size());
-      run_checked_on_device(*p.reference, s, rops, rws.get(), ctx, ref);
-      return judge_recheck(s, fresh.seed,
-                           fmt::format("reference {} run again on the fresh operands, every element",
-                                       p.reference->name()),
-                           got, ref, {}, spec.tolerance);
-    }
-    copy_inputs_to_host(out.dev, out.host);
-  } else {
-    generate_host(fresh, out.host);
-    Operands kops = out.host.view();
-    kops.c = got.data();
-    poison_host(kops.c, p.c_elems);
-    p.kernel->run(s, kops, out.hws.data(), nullptr);
-  }
-  // A CPU reference: the exact value at a sample (all of a small C), as the reference computes it.
-  const std::vector<Coord> pts = timed_check_coords(s, {}, fresh.seed ^ 0x7153dull);
-  return judge_recheck(s, fresh.seed,
-                       fmt::format("the exact CPU value at {} elements", pts.size()), got,
-                       exact_at(s, out.host.view(), pts), pts, spec.tolerance);
+  // The first call's C is verified and saved by now: the recheck's call writes it.
+  if (ctx.gpu())
+    return recheck_on_device(spec.problem, *p.kernel, *p.reference, out.dev, out.kws.get(), out.host,
+                             out.kernel_out, ctx, spec.tolerance);
+  return recheck_on_host(spec.problem, *p.kernel, out.host, out.hws.data(), out.kernel_out,
+                         spec.tolerance);
 }
 
 // The verdict's checks (verdict.hpp) for a kernel whose first call passed: what the timed calls
