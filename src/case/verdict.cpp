@@ -67,7 +67,7 @@ TimedOutputsCheck TimedOutputs::judge(const std::vector<uint16_t>& ref, const To
     const Mismatch& m = r.first.front();
     const std::string call =
         g.batch.launches > 1
-            ? fmt::format("call {} of its {} (operand copy {})", g.launch + 1, g.batch.launches, g.copy)
+            ? fmt::format("call {} of {}, operand copy {}", g.launch + 1, g.batch.launches, g.copy)
             : std::string("its one call");
     t.failure = fmt::format("timed sample {} ({}) wrote a wrong output: {} of {} checked elements "
                             "wrong ({} unwritten), first at l={} i={} j={}: got {}, expected {}",

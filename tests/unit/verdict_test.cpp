@@ -97,7 +97,7 @@ TEST(CheckedTiming, EachSlotIsJudgedByTheLastCallThatWroteIt) {
   const TimedOutputsCheck t = timed.judge(ref, Tolerance{});
   EXPECT_EQ(t.outputs, 3);
   // Launch j uses copy (1 + j) % 3: copy 2 last at j = 4, the 5th call.
-  EXPECT_NE(t.failure.find("timed sample 7 (call 5 of its 6 (operand copy 2)) wrote a wrong output: "
+  EXPECT_NE(t.failure.find("timed sample 7 (call 5 of 6, operand copy 2) wrote a wrong output: "
                            "1 of 24"), std::string::npos) << t.failure;
   // A batch shorter than the copies leaves slots alone: they are not read.
   TimedOutputs partial(kS, timed_check_coords(kS, {}, 1), 3);
