@@ -164,7 +164,7 @@ class VerdictHost(Verdict):
     SMALL = ["--m", "40", "--n", "24", "--k", "96", "--l", "2", "--iters", "4", "--warmup", "1"]
     # The fast kernels need a floor well above their call: it scales with the FLOPs. The calls
     # just after a checked one are slower (caches): enough samples keep the median on fast ones.
-    PLUGIN_FAST = ["--m", "512", "--n", "256", "--k", "768", "--iters", "16", "--warmup", "1"]
+    PLUGIN_FAST = ["--m", "512", "--n", "256", "--k", "1536", "--iters", "16", "--warmup", "1"]
     PY_FAST = ["--m", "512", "--n", "512", "--k", "2048", "--iters", "40", "--warmup", "1",
                "--verify-sample", "1000"]
 
