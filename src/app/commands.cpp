@@ -14,7 +14,6 @@
 #include <optional>
 #include <type_traits>
 
-#include "src/case/verdict.hpp"
 #include "src/core/error.hpp"
 #include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"

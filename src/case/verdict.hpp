@@ -58,11 +58,6 @@ Recheck judge_recheck(const Shape& s, uint64_t seed, const std::string& against,
                       const std::vector<uint16_t>& got, const std::vector<uint16_t>& ref,
                       const std::vector<Coord>& coords, const Tolerance& tol);
 
-// One line for the text summary: what was checked, and how it went ("" without a verdict).
-std::string verdict_line(const CaseResult& r);
-// The host time per call of a device timing, for the summary's timing line ("" for a host one).
-std::string host_call_text(const Measurement& m);
-
 // A passed case whose verdict checks failed becomes incorrect, with the first failure's line.
 void apply_verdict(CaseResult& r);
 

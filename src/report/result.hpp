@@ -108,6 +108,11 @@ struct RunInfo {
   static RunInfo collect(int argc, char** argv, const DeviceInfo& dev, const MeasureOptions& m);
 };
 
+// For the text summary: one line of what the verdict checked and how it went ("" without a
+// verdict), and a device timing's host time per call (", host 3.2 us/call"; "" for a host one).
+std::string verdict_line(const CaseResult& r);
+std::string host_call_text(const Measurement& m);
+
 TimingResult make_timing(const std::string& name, const std::string& role, Measurement m,
                          const Shape& s, const TensorBytes& bytes, bool same_numerics = true);
 
