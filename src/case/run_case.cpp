@@ -11,10 +11,11 @@
 #include "src/core/error.hpp"
 #include "src/core/host_memory.hpp"
 #include "src/core/files.hpp"
-#include "src/core/parallel.hpp"
+#include "src/case/checked_runs.hpp"
+#include "src/case/verdict.hpp"
+#include "src/measure/floor.hpp"
 #include "src/measure/sol.hpp"
 #include "src/device/cuda_check.hpp"
-#include "kernels/reference/cpu_exact.hpp"
 #include "src/report/npy.hpp"
 #include "src/registry/registry.hpp"
 #include "src/registry/resolve.hpp"
@@ -46,57 +47,6 @@ DeviceTimer Context::timer() const {
 }
 
 namespace {
-
-// Operand copies for rotate/graph timing: copy 0 is `base`; the others get their own A, B and
-// scales (same values), all writing the one shared C.
-struct OperandCopies {
-  std::vector<DeviceTensors> extra;
-  std::vector<Operands> ops;
-  int64_t bytes_per_copy = 0;
-};
-
-OperandCopies make_copies(const Shape& s, const DeviceTensors& base, const Operands& base_ops,
-                          MeasureMode mode, size_t l2_bytes, cudaStream_t st) {
-  OperandCopies c;
-  c.bytes_per_copy = int64_t(base.a.bytes() + base.b.bytes() + base.sfa.bytes() + base.sfb.bytes() +
-                             base.sfa_blocked.bytes() + base.sfb_blocked.bytes());
-  const int n = rotation_copies(mode, c.bytes_per_copy, l2_bytes);
-  c.ops.push_back(base_ops);
-  c.extra.resize(size_t(n - 1));
-  for (DeviceTensors& t : c.extra) {
-    t.allocate(s);
-    const std::pair<DeviceBuffer*, const DeviceBuffer*> pairs[] = {
-        {&t.a, &base.a}, {&t.b, &base.b}, {&t.sfa, &base.sfa}, {&t.sfb, &base.sfb},
-        {&t.sfa_blocked, &base.sfa_blocked}, {&t.sfb_blocked, &base.sfb_blocked}};
-    for (const auto& [dst, src] : pairs)
-      NVFP4_CUDA_CHECK(cudaMemcpyAsync(dst->get(), src->get(), src->bytes(), cudaMemcpyDeviceToDevice, st));
-    Operands o = t.view();
-    o.c = base_ops.c;
-    c.ops.push_back(o);
-  }
-  NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
-  return c;
-}
-
-// One checked run on the device: poisoned output, the run, then the result back to the host
-// (`out` is already sized).
-void run_checked_on_device(Gemm& g, const Shape& s, const Operands& ops, void* ws, Context& ctx,
-                           std::vector<uint16_t>& out) {
-  cudaStream_t st = ctx.stream->get();
-  g.prepare(s, ops, st);
-  poison_device(ops.c, int64_t(out.size()), st);
-  g.run(s, ops, ws, st);
-  ctx.stream->sync();
-  NVFP4_CUDA_CHECK(cudaMemcpy(out.data(), ops.c, out.size() * 2, cudaMemcpyDeviceToHost));
-}
-
-// Times `g` on the device, rotating over copies of the operands as the mode asks.
-Measurement time_on_device(Gemm& g, const Shape& s, const DeviceTensors& dev, const Operands& ops,
-                           void* ws, const MeasureOptions& mo, Context& ctx) {
-  const OperandCopies c = make_copies(s, dev, ops, mo.mode, ctx.dev.l2_bytes, ctx.stream->get());
-  return measure_device([&](cudaStream_t q, int copy) { g.run(s, c.ops[size_t(copy)], ws, q); },
-                        int(c.ops.size()), c.bytes_per_copy, mo, ctx.timer());
-}
 
 // Times one peer beside the kernel; a peer that cannot run here (or fails) is recorded with
 // the reason and the case goes on.
@@ -188,11 +138,18 @@ struct CasePlan {
   bool need_host_inputs = false;
 };
 
-// What the runs leave behind for verification and --save-tensors.
+// What the runs leave behind for verification, the verdict's checks and --save-tensors.
 struct CaseOutputs {
   HostTensors host;
   std::vector<uint16_t> kernel_out, ref_out;
   std::vector<Coord> coords;  // the sampled coordinates (sampled verification only)
+  // The kernel's operands and workspace, kept for the recheck (same buffers, fresh values).
+  DeviceTensors dev;
+  DeviceBuffer kws;
+  std::vector<uint8_t> hws;
+  std::vector<Coord> timed_coords;        // compared in every checked timed output
+  std::unique_ptr<TimedOutputs> timed;    // what the timed calls wrote there
+  std::vector<uint16_t> timed_c;          // host backend: the timed calls' output
 };
 
 CasePlan plan_case(const CaseSpec& spec, Context& ctx, CaseResult& r) {
@@ -246,6 +203,7 @@ CaseOutputs allocate_outputs(const CaseSpec& spec, const CasePlan& p, const Cont
   if (p.need_host_inputs || !ctx.gpu()) out.host.allocate(s);
   out.kernel_out.resize(static_cast<size_t>(p.c_elems));
   if (p.sample > 0) out.coords = sample_coords(s, p.sample, spec.problem.seed ^ 0x5eedull);
+  out.timed_coords = timed_check_coords(s, out.coords, spec.problem.seed ^ 0x7153dull);
   return out;
 }
 
@@ -287,19 +245,21 @@ void run_on_device(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOu
                    CaseResult& r) {
   const Shape& s = spec.problem.shape;
   cudaStream_t st = ctx.stream->get();
-  DeviceTensors dev;
+  DeviceTensors& dev = out.dev;
   dev.allocate(s);
   generate_device(spec.problem, dev, st);
   ctx.stream->sync();
   if (p.need_host_inputs) copy_inputs_to_host(dev, out.host);
 
   const Operands kops = dev.view();
-  DeviceBuffer kws(p.kernel->workspace_bytes(s));
+  out.kws = DeviceBuffer(p.kernel->workspace_bytes(s));
+  DeviceBuffer& kws = out.kws;
   run_checked_on_device(*p.kernel, s, kops, kws.get(), ctx, out.kernel_out);
   if (p.reference->space() == Space::Device)
     run_device_reference(spec, *p.reference, dev, ctx, out.ref_out, r);
 
-  auto m = time_on_device(*p.kernel, s, dev, kops, kws.get(), spec.measure, ctx);
+  auto m = time_on_device(*p.kernel, s, dev, kops, kws.get(), spec.measure, ctx, &out.timed,
+                          out.timed_coords);
   r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
   note_dropped_clock_samples(r);
 
@@ -326,23 +286,14 @@ void run_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Case
   Operands kops = out.host.view();
   kops.c = out.kernel_out.data();
   poison_host(kops.c, p.c_elems);
-  std::vector<uint8_t> kws(p.kernel->workspace_bytes(s));
+  out.hws.resize(p.kernel->workspace_bytes(s));
+  std::vector<uint8_t>& kws = out.hws;
   p.kernel->prepare(s, kops, nullptr);
   p.kernel->run(s, kops, kws.data(), nullptr);
-  MeasureOptions mo = spec.measure;
-  auto m = measure_host([&] { p.kernel->run(s, kops, kws.data(), nullptr); }, mo);
+  out.timed_c.assign(size_t(p.c_elems), kPoisonFp16);
+  auto m = time_on_host(*p.kernel, s, kops, kws.data(), spec.measure, out.timed_c, out.timed,
+                        out.timed_coords);
   r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
-}
-
-// The exact CPU value of C at each of `pts`, computed in parallel.
-std::vector<uint16_t> exact_at(const Shape& s, const Operands& hops,
-                               const std::vector<Coord>& pts) {
-  std::vector<uint16_t> vals(pts.size());
-  parallel_for(int64_t(pts.size()), [&](int64_t t) {
-    const Coord& c = pts[size_t(t)];
-    vals[size_t(t)] = exact_element_fp16(s, hops, c.batch, c.i, c.j);
-  });
-  return vals;
 }
 
 // The CPU reference (full or at the sampled coordinates), timed once.
@@ -434,6 +385,33 @@ void verify_exact(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Cas
   }
 }
 
+// The recheck (checked_runs.hpp) in the kernel's own buffers, against the case's reference.
+Recheck recheck_kernel(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out) {
+  // The first call's C is verified and saved by now: the recheck's call writes it.
+  if (ctx.gpu())
+    return recheck_on_device(spec.problem, *p.kernel, *p.reference, out.dev, out.kws.get(), out.host,
+                             out.kernel_out, ctx, spec.tolerance);
+  return recheck_on_host(spec.problem, *p.kernel, out.host, out.hws.data(), out.kernel_out,
+                         spec.tolerance);
+}
+
+// The verdict's checks (verdict.hpp) for a kernel whose first call passed: what the timed calls
+// wrote, the recheck, the floor; a failure makes the case incorrect with its line.
+void judge_verdict(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out,
+                   CaseResult& r) {
+  VerdictChecks v;
+  if (out.timed) v.timed = out.timed->judge(out.ref_out, spec.tolerance);
+  v.recheck = recheck_kernel(spec, p, ctx, out);
+  if (r.kernel_timing && r.kernel_timing->ran) {
+    const Measurement& m = r.kernel_timing->measurement;
+    // Operands were evicted from L2 before the timed calls in every device mode but hot.
+    v.floor = floor_for(spec.problem.shape, ctx.dev, ctx.gpu() && m.mode != mode_name(MeasureMode::Hot));
+    v.floor_failure = below_floor(m.stats.median, v.floor);
+  }
+  r.verdict = std::move(v);
+  apply_verdict(r);
+}
+
 }  // namespace
 
 CaseResult run_case(const CaseSpec& spec, Context& ctx) {
@@ -465,6 +443,7 @@ void run_case_into(const CaseSpec& spec, Context& ctx, CaseResult& r) {
     if (!spec.save_tensors_dir.empty())
       save_tensors(spec.save_tensors_dir, spec, out.host, out.kernel_out,
                    p.sample > 0 ? nullptr : &out.ref_out, r.kernel, r.reference);
+    if (r.disposition == Disposition::Passed) judge_verdict(spec, p, ctx, out, r);
   }
   apply_speed_of_light(r, ctx.dev);
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "src/core/error.hpp"
+#include "src/measure/stream_hold.hpp"
 
 namespace nvfp4 {
 
@@ -44,6 +45,10 @@ int rotation_copies(MeasureMode mode, int64_t bytes_per_copy, size_t l2_bytes) {
   if (!uses_copies(mode) || bytes_per_copy <= 0) return 1;
   const int64_t want = 3 * int64_t(l2_bytes ? l2_bytes : (64u << 20));
   return int(std::max<int64_t>(1, (want + bytes_per_copy - 1) / bytes_per_copy));
+}
+
+bool checked_attempt(int64_t attempt) {
+  return attempt >= 0 && ((attempt + 1) & attempt) == 0;  // 0, 1, 3, 7, 15, ...
 }
 
 int launches_per_sample(int requested, int copies) {
@@ -108,13 +113,16 @@ void sample_loop(Measurement& m, const MeasureOptions& opt, const std::function<
   m.warmup_runs = runs;
   m.warmup_s = now() - w0;
   m.clock.policy = policy;
+  std::vector<double> host_us;
   const SampleFn one = [&]() -> std::optional<double> {
     const TimedSample t = take();
+    if (t.dropped) return std::nullopt;
     if (!policy.keep(t.clock_mhz)) {
       ++m.clock.dropped_low_clock;
       return std::nullopt;
     }
     if (t.clock_mhz) m.clock_mhz.push_back(*t.clock_mhz);
+    host_us.push_back(t.host_us);
     return t.us;
   };
   const double s0 = now();
@@ -125,10 +133,16 @@ void sample_loop(Measurement& m, const MeasureOptions& opt, const std::function<
   m.stop_reason = stop_reason_text(s.reason());
   summarize_clocks(m.clock, m.clock_mhz);
   m.stats = summarize(m.samples_us);
+  m.host_call = summarize(std::move(host_us));
 }
 
+// More launches than this in one held sample could fill the launch queue while the stream is
+// held: the host would then wait for the hold's timeout. Such batches are not held.
+constexpr int kMaxHeldLaunches = 64;
+
 Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per_copy,
-                           const MeasureOptions& opt, const DeviceTimer& timer) {
+                           const MeasureOptions& opt, const DeviceTimer& timer,
+                           const TimedCheck* check) {
   Measurement m;
   m.timer = "cuda-events";
   m.mode = mode_name(opt.mode);
@@ -156,22 +170,51 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
     else launch_batch();
   };
 
+  // A graph is one launch whatever its batch; a long batch of separate launches is not held.
+  StreamHold hold;
+  m.stream_held = use_graph || m.launches_per_sample <= kMaxHeldLaunches;
+  if (!m.stream_held)
+    m.stream_hold_note = fmt::format("stream not held: {} launches per sample could fill the "
+                                     "launch queue", m.launches_per_sample);
   Event start, stop;
   const auto warm = [&] {
     if (cold) timer.flusher->flush(st);
     body();
     NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
   };
+  int64_t attempt = 0;
   const auto take = [&]() -> TimedSample {
+    const bool checked = check && checked_attempt(attempt);
+    // A graph replays the order it was captured in: from copy 0.
+    const TimedBatch batch{attempt++, use_graph ? 0 : next, m.launches_per_sample, m.copies};
+    if (checked) check->poison(st);
     if (cold) timer.flusher->flush(st);
+    const bool held = m.stream_held;
+    if (held) hold.hold(st);
     NVFP4_CUDA_CHECK(cudaEventRecord(start.get(), st));
+    const double h0 = steady_seconds();
     body();
+    const double h1 = steady_seconds();
     NVFP4_CUDA_CHECK(cudaEventRecord(stop.get(), st));
+    if (held) hold.release();
     NVFP4_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    TimedSample t;
+    t.host_us = (h1 - h0) * 1e6 / m.launches_per_sample;
+    if (held && hold.timed_out()) {
+      // run() waited for the GPU it had held: this sample's window holds host time. Not
+      // held from here on, and the sample is taken again.
+      m.stream_held = false;
+      m.stream_hold_note = "stream hold timed out (run() waits for the GPU): not held after it";
+      t.dropped = true;
+      return t;
+    }
     float ms = 0;
     NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    TimedSample t;
     t.us = double(ms) * 1e3 / m.launches_per_sample;
+    if (checked) {
+      check->collect(batch);
+      ++m.checked_samples;
+    }
     if (timer.clock) t.clock_mhz = timer.clock->read_mhz(st);
     return t;
   };
@@ -181,14 +224,25 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
   return m;
 }
 
-Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& opt) {
+Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& opt,
+                         const TimedCheck* check) {
   Measurement m;
   m.timer = "host-steady-clock";
   m.mode = mode_name(MeasureMode::Hot);
+  int64_t attempt = 0;
   const auto take = [&]() -> TimedSample {
+    const bool checked = check && checked_attempt(attempt);
+    const TimedBatch batch{attempt++, 0, 1, 1};
+    if (checked) check->poison(nullptr);
     const double t0 = steady_seconds();
     fn();
-    return {(steady_seconds() - t0) * 1e6, std::nullopt};
+    TimedSample t;
+    t.us = t.host_us = (steady_seconds() - t0) * 1e6;  // the host clock times the whole call
+    if (checked) {
+      check->collect(batch);
+      ++m.checked_samples;
+    }
+    return t;
   };
   sample_loop(m, opt, fn, take, ClockPolicy{}, steady_seconds);
   return m;

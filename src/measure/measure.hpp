@@ -5,7 +5,9 @@
 //           total >= 3x L2, so every launch finds its operands evicted; time / batch
 //   graph   the same batch captured once in a CUDA graph and replayed (no launch gaps)
 // Warm-up by count and time, then adaptive sampling (measure/sampler.hpp); samples taken at a
-// low SM clock are dropped (measure/sm_clock.hpp).
+// low SM clock are dropped (measure/sm_clock.hpp). The stream is held while a sample's work is
+// enqueued (measure/stream_hold.hpp), so no mode's window holds host enqueue time; the host's
+// own time per call is recorded beside it. A TimedCheck sees what the timed calls wrote.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -59,6 +61,31 @@ struct Measurement {
   std::vector<double> clock_mhz;     // the SM clock read after each kept sample (when read)
   ClockRecord clock;
   Stats stats;  // over samples_us
+  // Host time per call: what enqueueing one launch cost the host (device timer), or the whole
+  // call (host timer, the same clock as the samples). Over kept samples.
+  Stats host_call;
+  // Device timer: whether the stream was held while each sample was enqueued, and why not.
+  bool stream_held = false;
+  std::string stream_hold_note;
+  int64_t checked_samples = 0;  // samples whose outputs a TimedCheck collected
+};
+
+// Which timed samples have their outputs checked: the first, then attempts 2^k - 1 (1, 3, 7,
+// ...): about log2(n) + 1 of n samples, spread over the whole run.
+bool checked_attempt(int64_t attempt);
+
+// One checked sample, for TimedCheck::collect: launches cycled over copies from first_copy.
+struct TimedBatch {
+  int64_t attempt = 0;
+  int first_copy = 0, launches = 1, copies = 1;
+};
+
+// A check of what the timed calls wrote. Before a checked sample, outside its timed window (and
+// before the L2 flush), `poison` overwrites the outputs (device work on `stream`; nullptr on the
+// host); after the sample has finished, `collect` reads back what its calls wrote.
+struct TimedCheck {
+  std::function<void(cudaStream_t stream)> poison;
+  std::function<void(const TimedBatch&)> collect;
 };
 
 // Writes a buffer of twice the L2 size before each cold sample so no operand stays cached;
@@ -94,15 +121,19 @@ int rotation_copies(MeasureMode mode, int64_t bytes_per_copy, size_t l2_bytes);
 int launches_per_sample(int requested, int copies);
 
 Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per_copy,
-                           const MeasureOptions& opt, const DeviceTimer& timer);
+                           const MeasureOptions& opt, const DeviceTimer& timer,
+                           const TimedCheck* check = nullptr);
 // Host timings: one call per sample, back to back; the mode is ignored (reported as hot).
-Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& opt);
+Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& opt,
+                         const TimedCheck* check = nullptr);
 
 // The sampling loop shared by both timers: warm-up (count and time) then adaptive samples;
 // `take` returns a sample and the clock read with it. Exposed for tests (fake clock, fake work).
 struct TimedSample {
   double us = 0;
   std::optional<double> clock_mhz;
+  double host_us = 0;    // host time per call of this sample
+  bool dropped = false;  // not a valid sample (e.g. the stream hold timed out): taken again
 };
 void sample_loop(Measurement& m, const MeasureOptions& opt, const std::function<void()>& warm,
                  const std::function<TimedSample()>& take, const ClockPolicy& policy,

@@ -103,6 +103,11 @@ static json timing_json(const TimingResult& t, bool keep_samples) {
   j["stop_reason"] = m.stop_reason;
   j["attempts"] = m.attempts;
   j["stats"] = stats_json(m.stats);
+  j["host_us_per_call"] = stats_json(m.host_call);
+  if (m.timer == "cuda-events") {
+    j["stream_held"] = m.stream_held;
+    if (!m.stream_hold_note.empty()) j["stream_hold_note"] = m.stream_hold_note;
+  }
   j["clock"] = clock_json(m.clock);
   j["tflops"] = t.tflops;
   j["gbps"] = t.gbps;
@@ -130,6 +135,30 @@ static json verify_json(const VerifyResult& v) {
           {"checked", v.checked},     {"mismatches", v.mismatches},
           {"unwritten", v.unwritten}, {"max_abs_err", v.max_abs_err},
           {"max_rel_err", v.max_rel_err}, {"first_mismatches", first}};
+}
+
+static json verdict_json(const VerdictChecks& v) {
+  const TimedOutputsCheck& t = v.timed;
+  json timed = {{"done", t.done}};
+  if (t.done)
+    timed.update({{"passed", t.failure.empty()}, {"samples", t.samples}, {"outputs", t.outputs},
+                  {"slots", t.slots}, {"elements_per_output", t.coords},
+                  {"elements", t.elements}, {"failure", t.failure}});
+  json recheck = {{"done", v.recheck.done}};
+  if (v.recheck.done)
+    recheck.update({{"seed", v.recheck.seed}, {"against", v.recheck.against},
+                    {"verification", verify_json(v.recheck.result)}});
+  const Floor& f = v.floor;
+  json floor = {{"known", f.known}};
+  if (!f.known) {
+    floor["reason"] = f.reason;
+  } else {
+    floor.update({{"floor_us", f.floor_s * 1e6}, {"compute_us", f.compute_s * 1e6},
+                  {"memory_us", f.memory_s * 1e6}, {"memory_counted", f.memory_counted},
+                  {"tflops", f.tflops}, {"bandwidth_tbs", f.bandwidth_tbs}, {"basis", f.basis},
+                  {"passed", v.floor_failure.empty()}, {"failure", v.floor_failure}});
+  }
+  return {{"timed_outputs", timed}, {"recheck", recheck}, {"floor", floor}};
 }
 
 json to_json(const CaseResult& c, bool keep_samples) {
@@ -164,6 +193,7 @@ json to_json(const CaseResult& c, bool keep_samples) {
     }
     j["speed_of_light"] = sj;
   }
+  if (c.verdict) j["verdict"] = verdict_json(*c.verdict);
   if (c.exact_kernel)
     j["exact_check"] = {{"kernel", verify_json(*c.exact_kernel)},
                         {"reference", verify_json(*c.exact_reference)}};

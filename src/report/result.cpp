@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <ctime>
 
 #include "src/measure/sm_clock.hpp"
@@ -66,6 +68,30 @@ TimingResult make_timing(const std::string& name, const std::string& role, Measu
   }
   t.measurement = std::move(m);
   return t;
+}
+
+std::string verdict_line(const CaseResult& r) {
+  if (!r.verdict) return {};
+  const VerdictChecks& v = *r.verdict;
+  std::string line;
+  if (v.timed.done)
+    line += fmt::format("timed outputs {} ({} samples, {} outputs, {} elements)",
+                        v.timed.failure.empty() ? "right" : "WRONG", v.timed.samples,
+                        v.timed.outputs, v.timed.elements);
+  if (v.recheck.done)
+    line += fmt::format("; recheck on fresh operands {} ({} elements)",
+                        v.recheck.result.passed() ? "right" : "WRONG", v.recheck.result.checked);
+  if (v.floor.known)
+    line += fmt::format("; floor {:.4g} us {}", v.floor.floor_s * 1e6,
+                        v.floor_failure.empty() ? "respected" : "BROKEN");
+  else
+    line += "; no floor: " + v.floor.reason;
+  return line;
+}
+
+std::string host_call_text(const Measurement& m) {
+  if (m.timer != "cuda-events" || m.host_call.count == 0) return {};
+  return fmt::format(", host {:.3g} us/call", m.host_call.median);
 }
 
 }  // namespace nvfp4

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "src/device/device_info.hpp"
+#include "src/measure/floor.hpp"
 #include "src/measure/sol.hpp"
 #include "src/gemm/gemm.hpp"
 #include "src/measure/measure.hpp"
@@ -16,6 +17,8 @@ namespace nvfp4 {
 
 // 2: measurement settings and per-timing sampling/clock records, stats noise estimates,
 //    sol_*, provenance (seed, tolerance, build, NVML); "flush_l2" became "mode".
+//    Additions within 2 (optional keys): cases[].verdict, timings' host_us_per_call and
+//    stream_held.
 constexpr int kReportSchemaVersion = 2;
 
 enum class Disposition { Passed, Incorrect, NotSupported, Error };
@@ -38,6 +41,32 @@ struct TimingResult {
   void set_speed_of_light(double sol_us, const std::string& basis);
 };
 
+// What the verdict checked beyond the first call (docs/cli.md, "The verdict"; docs/report.md): what the timed
+// calls wrote, one more call on fresh operands in the same buffers, and the physical floor.
+struct TimedOutputsCheck {
+  bool done = false;
+  int64_t samples = 0;   // checked samples
+  int64_t outputs = 0;   // output buffers read back (samples x slots written)
+  int64_t elements = 0;  // elements compared, all outputs together
+  int slots = 1;         // output buffers the operand copies write (copy i writes slot i % slots)
+  int64_t coords = 0;    // elements compared per output
+  std::string failure;   // empty: every checked output was right; else which call and how
+};
+
+struct Recheck {
+  bool done = false;
+  uint64_t seed = 0;     // the fresh operands' seed
+  std::string against;   // what the output was compared with
+  VerifyResult result;
+};
+
+struct VerdictChecks {
+  TimedOutputsCheck timed;
+  Recheck recheck;
+  Floor floor;
+  std::string floor_failure;  // empty: at or above the floor (or none known)
+};
+
 struct CaseResult {
   Problem problem;
   std::string kernel, kernel_description;  // the kernel that ran (resolved)
@@ -55,6 +84,7 @@ struct CaseResult {
   TensorBytes bytes;
   std::vector<std::string> notes;
   std::optional<SolResult> speed_of_light;  // of the problem on this device
+  std::optional<VerdictChecks> verdict;     // set once the kernel was timed
 };
 
 struct RunInfo {
@@ -77,6 +107,11 @@ struct RunInfo {
   std::string build_type;       // CMAKE_BUILD_TYPE
   static RunInfo collect(int argc, char** argv, const DeviceInfo& dev, const MeasureOptions& m);
 };
+
+// For the text summary: one line of what the verdict checked and how it went ("" without a
+// verdict), and a device timing's host time per call (", host 3.2 us/call"; "" for a host one).
+std::string verdict_line(const CaseResult& r);
+std::string host_call_text(const Measurement& m);
 
 TimingResult make_timing(const std::string& name, const std::string& role, Measurement m,
                          const Shape& s, const TensorBytes& bytes, bool same_numerics = true);

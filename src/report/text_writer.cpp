@@ -20,7 +20,7 @@ std::string time_line(const TimingResult& t) {
   if (t.sol_fraction) line += fmt::format(", {:.1f}% of SOL", 100.0 * *t.sol_fraction);
   if (m.clock.read) line += fmt::format(", SM {:.0f} MHz", m.clock.median_mhz);
   if (m.clock.dropped_low_clock) line += fmt::format(", {} dropped (low clock)", m.clock.dropped_low_clock);
-  return line;
+  return line + host_call_text(m);
 }
 
 std::string summary(const CaseResult& r, const DeviceInfo& dev) {
@@ -71,6 +71,7 @@ std::string summary(const CaseResult& r, const DeviceInfo& dev) {
                           (long long)m.at.i, (long long)m.at.j, m.got, m.expected,
                           m.unwritten ? " (never written)" : "");
   }
+  if (const std::string v = verdict_line(r); !v.empty()) out += fmt::sprintf("checked   %s\n", v.c_str());
   if (r.disposition != Disposition::Passed)
     out += fmt::sprintf("result    %s: %s\n", disposition_name(r.disposition), r.message.c_str());
   return out;

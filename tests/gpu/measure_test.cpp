@@ -1,6 +1,9 @@
-// Device timing in every mode on the naive kernel, the clock readers, and graph-capture failure
-// cleanup. Skips (loudly) without a GPU.
+// Device timing in every mode on the naive kernel, the clock readers, graph-capture failure
+// cleanup, the stream hold and the verdict's checks of the timed calls. Skips (loudly) without a
+// GPU.
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 #include "src/case/run_case.hpp"
 #include "tests/gpu_test.hpp"
@@ -75,4 +78,69 @@ TEST(GpuMeasure, UncapturableWorkFailsCleanlyAndTheStreamStaysUsable) {
   // The capture was ended: ordinary timing on the same stream still works.
   const CaseResult r = run_mode(ctx, MeasureMode::Cold);
   EXPECT_EQ(r.disposition, Disposition::Passed) << r.message;
+}
+
+// The stream hold (src/measure/stream_hold.hpp): host time spent enqueueing is not in the GPU
+// window, in every mode, and it is reported as the host time per call. Without the hold, hot
+// mode's window would hold the 2 ms the host sleeps before enqueueing.
+TEST(GpuMeasure, TheHeldStreamKeepsHostTimeOutOfTheWindow) {
+  NVFP4_REQUIRE_GPU();
+  Context ctx = Context::create(0);
+  DeviceBuffer buf(1 << 20);
+  const DeviceWork slow_host = [&](cudaStream_t s, int) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2)) {
+    }
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, buf.bytes(), s));
+  };
+  for (MeasureMode mode : {MeasureMode::Cold, MeasureMode::Hot, MeasureMode::Rotate}) {
+    SCOPED_TRACE(mode_name(mode));
+    MeasureOptions o;
+    o.mode = mode;
+    o.iters = 5;
+    o.warmup = 1;
+    o.warmup_s = 0;
+    o.batch = 4;
+    const Measurement m = measure_device(slow_host, 2, 1 << 20, o, ctx.timer());
+    EXPECT_TRUE(m.stream_held) << m.stream_hold_note;
+    EXPECT_LT(m.stats.median, 500) << "the window holds the host's 2 ms per call";
+    EXPECT_GE(m.host_call.median, 2000);
+    EXPECT_EQ(m.host_call.count, m.stats.count);
+  }
+}
+
+// A run() that waits for the GPU would wait for the hold: the hold times out, that sample is
+// taken again, and the timing goes on unheld, saying so.
+TEST(GpuMeasure, ARunThatSynchronizesEndsTheHoldAndSaysSo) {
+  NVFP4_REQUIRE_GPU();
+  Context ctx = Context::create(0);
+  MeasureOptions o;
+  o.mode = MeasureMode::Hot;
+  o.iters = 3;
+  o.warmup = 1;
+  o.warmup_s = 0;
+  const DeviceWork syncs = [](cudaStream_t s, int) { NVFP4_CUDA_CHECK(cudaStreamSynchronize(s)); };
+  const Measurement m = measure_device(syncs, 1, 0, o, ctx.timer());
+  EXPECT_FALSE(m.stream_held);
+  EXPECT_NE(m.stream_hold_note.find("timed out"), std::string::npos) << m.stream_hold_note;
+  EXPECT_EQ(m.stats.count, 3);
+  EXPECT_EQ(m.attempts, 4);  // the timed-out sample was dropped and taken again
+}
+
+// Every mode checks the timed outputs of the honest naive kernel, rechecks, and respects the
+// floor; rotate and graph write one output slot per operand copy.
+TEST(GpuMeasure, TheVerdictChecksAnHonestKernelInEveryMode) {
+  NVFP4_REQUIRE_GPU();
+  Context ctx = Context::create(0);
+  for (MeasureMode mode : {MeasureMode::Cold, MeasureMode::Hot, MeasureMode::Rotate, MeasureMode::Graph}) {
+    SCOPED_TRACE(mode_name(mode));
+    const CaseResult r = run_mode(ctx, mode);
+    ASSERT_EQ(r.disposition, Disposition::Passed) << r.message;
+    ASSERT_TRUE(r.verdict);
+    EXPECT_EQ(r.verdict->timed.failure, "");
+    EXPECT_EQ(r.verdict->timed.samples, 3);  // attempts 0, 1, 3 of 5
+    EXPECT_EQ(r.verdict->timed.slots > 1, uses_copies(mode));
+    EXPECT_TRUE(r.verdict->recheck.result.passed());
+    EXPECT_EQ(r.verdict->floor_failure, "");
+  }
 }

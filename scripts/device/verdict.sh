@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The verdict on the GPU (docs/cli.md, "The verdict"), in one call:
+#   build   the tool (against the Python that holds torch, for the torch cheats), the cheat and
+#           example plugins, the GPU measure tests
+#   tests   ctest: GpuMeasure (the stream hold, the verdict in every mode), verdict_gpu (CUDA
+#           plugins and torch submissions that cheat: lazy, memo, memo-shape, fast) and verdict
+#           (the host backend's half)
+#   modes   the honest kernels at 128x7168x2048 and 128x7168x16384 in cold, hot, rotate and
+#           graph: sm90 (kernel), cublaslt-f16 (reference, timed) and the f16-predeq peer; one
+#           table of medians, host us/call, stream held, verdict (modes.txt)
+#   cheats  the CUDA cheat plugins at 128x7168x16384 in every mode: each line shows the exit
+#           code (1) and the reason (cheats.txt)
+# Usage, from the repository root: OUT=out bash scripts/device/verdict.sh [STEP ...]
+# (default: all). Everything lands in $OUT/verdict/.
+set -uo pipefail
+OUT=${OUT:-out}; R=$OUT/verdict; mkdir -p "$R"
+steps=("$@"); ((${#steps[@]})) || steps=(build tests modes cheats)
+PY=$(command -v python3)
+BUILD=build-verdict
+BIN=$BUILD/nvfp4bench
+MODES=(cold hot rotate graph)
+
+step_build() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader | tee "$R/smi.txt"
+  local pyargs=()
+  if "$PY" -c 'import torch, pybind11' 2>/dev/null; then
+    pyargs=(-DNVFP4_PYTHON="$PY" -DNVFP4_PYTHON_KERNELS=ON -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)")
+  fi
+  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVFP4_BUILD_TESTS=ON \
+    -DNVFP4_CUDA_ARCHS=90a-real "${pyargs[@]}" > "$R/cmake.log" 2>&1 || { tail -20 "$R/cmake.log"; return 1; }
+  cmake --build $BUILD -j"$(nproc)" --target nvfp4bench measure_test nvfp4_cheat_device \
+    nvfp4_cheat_host nvfp4_example_host > "$R/build.log" 2>&1 || { grep -m5 -A8 error "$R/build.log"; return 1; }
+}
+
+step_tests() {
+  timeout 560 ctest --test-dir $BUILD -R '^GpuMeasure|^verdict_gpu$|^verdict$' -V > "$R/ctest.log" 2>&1
+  echo "ctest rc=$?"; grep -E "Test +#|tests passed|skipped '|FAIL|Error" "$R/ctest.log" | head -40
+}
+
+summarize() {  # one line per report: mode, kernel/reference/peer medians and host us/call
+  "$PY" - "$@" <<'PYEOF'
+import json, sys
+for path in sys.argv[1:]:
+    c = json.load(open(path))["cases"][0]
+    def t(x):
+        if not x or not x.get("ran"): return "-"
+        return "%s %.2f us (host %.2f us/call, held %s)" % (x["name"], x["stats"]["median_us"],
+               x["host_us_per_call"]["median_us"], x.get("stream_held"))
+    v = c.get("verdict", {})
+    p = c["problem"]
+    print("%dx%dx%d %-6s %-9s | %s | %s | %s | timed %s recheck %s floor %s" % (
+        p["m"], p["n"], p["k"], c["kernel_timing"]["mode"] if c.get("kernel_timing") else "?",
+        c["disposition"], t(c.get("kernel_timing")), t(c.get("reference_timing")),
+        t(c["peers"][0] if c["peers"] else None),
+        v.get("timed_outputs", {}).get("passed"), v.get("recheck", {}).get("verification", {}).get("passed"),
+        v.get("floor", {}).get("passed")))
+PYEOF
+}
+
+step_modes() {
+  local k mode files=()
+  for k in 2048 16384; do
+    for mode in "${MODES[@]}"; do
+      $BIN --m 128 --n 7168 --k $k --mode $mode --peers f16-predeq \
+        --json "$R/modes-128x7168x$k-$mode.json" > "$R/modes-128x7168x$k-$mode.log" 2>&1
+      echo "128x7168x$k $mode rc=$?"
+      files+=("$R/modes-128x7168x$k-$mode.json")
+    done
+  done
+  summarize "${files[@]}" | tee "$R/modes.txt"
+}
+
+step_cheats() {
+  local kernel mode
+  : > "$R/cheats.txt"
+  for kernel in lazy memo memo-shape fast; do
+    for mode in "${MODES[@]}"; do
+      [[ $kernel == memo* && $mode == graph ]] && continue  # memo allocates on a miss: not capturable
+      $BIN --kernel-lib $BUILD/plugins/libnvfp4_cheat_device.so --kernel $kernel --mode $mode \
+        --m 128 --n 7168 --k 16384 --iters 16 --warmup 1 \
+        --json "$R/cheat-$kernel-$mode.json" > "$R/cheat-$kernel-$mode.log" 2>&1
+      echo "$kernel $mode rc=$? $(grep -E '^result ' "$R/cheat-$kernel-$mode.log" | cut -c1-220)" | tee -a "$R/cheats.txt"
+    done
+  done
+}
+
+for s in "${steps[@]}"; do echo "== $s"; "step_$s"; done
