@@ -1,6 +1,9 @@
 #include "src/app/cli.hpp"
 
+#include <fmt/format.h>
+
 #include "src/core/error.hpp"
+#include "src/core/guard.hpp"
 #include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
 
@@ -52,6 +55,17 @@ int CommandLine::parse(int argc, const char* const* argv, std::string& message) 
 }
 
 int CommandLine::execute(int argc, char** argv) {
+  bool single = true;
+  for (const auto& s : subs_) single = single && !s.app->parsed();
+  // A single run ends with exit 3 or 130 and one line however its kernels end (guard.hpp); the
+  // watchdog covers the loading of plugins and Python files too. Subcommands have their own.
+  struct Disarm {
+    ~Disarm() { guard::stop_timeout(); }
+  } disarm;
+  if (single) {
+    guard::install_interrupt_exit();
+    guard::start_timeout(run_.timeout_s, fmt::format("--timeout {:g}", run_.timeout_s));
+  }
   // Plugins first, for every command: --list, the run, and subcommands (a sweep hands the
   // libraries on to its child processes through loaded_kernel_libraries()).
   for (const auto& lib : run_.kernel_libs) (void)load_kernel_library(lib);
