@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -22,6 +23,7 @@ const char* verdict_text(Verdict v) {
     case Verdict::NowPasses: return "now passes";
     case Verdict::Missing: return "missing in new";
     case Verdict::Added: return "new case";
+    case Verdict::NotComparable: return "not comparable";
   }
   return "unchanged";
 }
@@ -181,7 +183,10 @@ CompareResult compare_reports(const json& base, const json& now, const CompareOp
     if (bc.timed && nc.timed && bc.median_us > 0) {
       row.change = nc.median_us / bc.median_us - 1.0;
       row.noise = std::hypot(bc.rse, nc.rse);
-      if (row.verdict == Verdict::Unchanged) {
+      if (row.verdict == Verdict::Unchanged && std::min(bc.count, nc.count) < opt.min_samples) {
+        row.verdict = Verdict::NotComparable;
+        row.samples = std::min(bc.count, nc.count);
+      } else if (row.verdict == Verdict::Unchanged) {
         const bool beyond_noise = std::fabs(row.change) > opt.noise_factor * row.noise;
         if (std::fabs(row.change) <= opt.threshold) row.verdict = Verdict::Unchanged;
         else if (!beyond_noise) row.verdict = Verdict::WithinNoise;
@@ -219,6 +224,8 @@ std::string compare_markdown(const CompareResult& r, const CompareOptions& opt) 
                                                       : row.base_disposition + " → " + row.new_disposition;
     std::string verdict = row.regression ? fmt::format("**{}**", verdict_text(row.verdict))
                                          : verdict_text(row.verdict);
+    if (row.verdict == Verdict::NotComparable)
+      verdict += fmt::format(": {} samples (at least {} needed)", row.samples, opt.min_samples);
     if (!row.note.empty()) verdict += " (" + row.note + ")";
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", row.problem, row.kernel,
                        us(row.base_us), us(row.new_us),
