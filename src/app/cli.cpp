@@ -43,8 +43,21 @@ int CommandLine::parse(int argc, const char* const* argv, std::string& message) 
       if (c == '\n') c = ' ';
     return kExitBadInput;
   }
-  for (const auto& s : subs_)
-    if (s.app->parsed()) return kExecute;  // a subcommand checks its own values when it runs
+  for (const auto& s : subs_) {
+    if (!s.app->parsed()) continue;
+    // Before a subcommand only what every command loads; a single run's option there would
+    // be silently ignored.
+    for (const CLI::Option* opt : app_.get_options()) {
+      const std::string name = opt->get_name(false, true);
+      if (opt->count() == 0 || name == "--kernel-lib" || name == "--kernel-py") continue;
+      message = fmt::format("{}: an option of a single run, given before the subcommand '{}' "
+                            "(which ignores it); put the subcommand's own options after it "
+                            "(nvfp4bench {} --help); only --kernel-lib and --kernel-py go before",
+                            name, s.app->get_name(), s.app->get_name());
+      return kExitBadInput;
+    }
+    return kExecute;  // a subcommand checks its own values when it runs
+  }
   try {
     validate_options(run_);
   } catch (const Error& e) {

@@ -51,13 +51,6 @@ void say(const char* a, const char* b = "", const char* c = "", const char* d = 
     if (::write(STDERR_FILENO, s, std::strlen(s)) < 0) return;
 }
 
-std::string signal_text(int sig) {
-  const char* abbrev = sigabbrev_np(sig);  // glibc 2.32+
-  const char* descr = sigdescr_np(sig);
-  return fmt::format("{}{}{}{}", abbrev ? "SIG" : "signal ", abbrev ? abbrev : std::to_string(sig),
-                     descr ? " (" : "", descr ? std::string(descr) + ")" : "");
-}
-
 void last_words(const std::string& why, bool live) {
   std::function<void(const std::string&, bool)> f;
   {
@@ -220,7 +213,12 @@ void call_impl(const char* who, void (*fn)(void*), void* ctx) {
   const int reason = g_reason;
   if (reason == kTimedOut)
     throw runtime_error(fmt::format("{} did not return within {} s", who, g_timeout_what));
-  throw runtime_error(fmt::format("{} crashed: {}", who, signal_text(reason)));
+  throw runtime_error(fmt::format("{} crashed: {}", who, signal_name(reason)));
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);  // glibc 2.32+
+  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
 }
 
 bool tainted() { return g_tainted.load(); }

@@ -48,6 +48,9 @@ void set_last_words(std::function<void(const std::string& why, bool live)> f,
 void start_timeout(double seconds, const std::string& what);
 void stop_timeout();
 
+// "SIGSEGV" (or "signal 40"): how every line of the tool names a signal.
+std::string signal_name(int sig);
+
 // SIGINT/SIGTERM end a single run with exit 130 and one line.
 void install_interrupt_exit();
 
