@@ -56,9 +56,15 @@ int merge_command(const std::string& out, const std::vector<std::string>& inputs
       inputs.size(), (long long)s["cases_done"].get<int64_t>(),
       (long long)s["cases_in_config"].get<int64_t>(), n["passed"].get<int>(),
       n["incorrect"].get<int>(), n["not_supported"].get<int>(), n["error"].get<int>(), out.c_str());
-  if (!s["complete"].get<bool>())
-    std::printf("merge: incomplete: %lld cases of the config are in none of the reports\n",
-                (long long)(s["cases_in_config"].get<int64_t>() - s["cases_done"].get<int64_t>()));
+  if (!s["complete"].get<bool>()) {
+    std::string which;  // the missing indices, the first 20 of them
+    const auto& missing = s["missing"];
+    for (size_t i = 0; i < missing.size() && i < 20; ++i)
+      which += (i ? ", " : "") + std::to_string(missing[i].get<int64_t>());
+    if (missing.size() > 20) which += fmt::format(" and {} more", missing.size() - 20);
+    std::printf("merge: incomplete: %zu cases of the config are in none of the reports: %s\n",
+                missing.size(), which.c_str());
+  }
   return sweep::exit_code_for(merged["cases"], s["complete"].get<bool>());
 }
 
