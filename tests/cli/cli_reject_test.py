@@ -51,7 +51,11 @@ class RejectTable(unittest.TestCase):
         for name, cfg in [("wrong-type.json", {"cases": [{"shape": dict(shape, m="x")}]}),
                           ("unknown-key.json", {"cases": [{"shape": dict(shape, mm=16)}]}),
                           ("no-cases.json", {"cases": []}),
-                          ("one-case.json", {"cases": [{"shape": shape}]})]:
+                          ("one-case.json", {"cases": [{"shape": shape}]}),
+                          ("flush-rotate.json", {"defaults": {"flush": False},
+                                                 "cases": [{"shape": shape}, {"shape": shape, "mode": "rotate"}]}),
+                          ("unknown-kernel.json", {"cases": [{"shape": shape, "kernels": ["auto", "nope"]}]}),
+                          ("unknown-reference.json", {"cases": [{"shape": shape, "references": ["nope"]}]})]:
             with open(os.path.join(d, name), "w") as f:
                 json.dump(cfg, f)
         with open(os.path.join(d, "huge-number.json"), "w") as f:  # found by fuzz_sweep_config

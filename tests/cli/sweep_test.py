@@ -16,7 +16,9 @@ try:
 except ImportError:  # Debian's python3-jsonschema; without it the schema checks skip
     jsonschema = None
 
-from nvfp4cli import BIN, CONFIGS, SCHEMA as REPORT_SCHEMA, jsonl, load, run
+from nvfp4cli import BIN, CONFIGS, PLUGIN_DIR, SCHEMA as REPORT_SCHEMA, jsonl, load, run
+
+LIB = os.path.join(PLUGIN_DIR, "libnvfp4_broken_host.so")  # k64-host: refuses K % 64 != 0
 
 
 def check_report_schema(test, report):
@@ -226,17 +228,20 @@ class Sweeps(unittest.TestCase):
             cfg = write_config(d, "f.json", {
                 "defaults": {"warmup": 0, "iters": 1},
                 "cases": [{"name": "ok", "shape": {"m": 16, "n": 16, "k": 64}},
-                          {"name": "nokernel", "shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["no-such-kernel"]},
+                          {"name": "nokernel", "shape": {"m": 16, "n": 16, "k": 48}, "kernels": ["k64-host"]},
                           {"name": "huge", "shape": {"m": 2 ** 40, "n": 2 ** 40, "k": 2 ** 20}},
                           {"name": "slow", "shape": {"m": 512, "n": 512, "k": 4096}, "timeout_s": 0.2},
                           {"name": "after", "shape": {"m": 16, "n": 32, "k": 64}}]})
-            rc, out, err = run("sweep", cfg, cwd=d)
+            # An unknown kernel name is refused when the config is read (exit 2, its path), so
+            # "nokernel" names a plugin kernel that refuses its shape (K not a multiple of 64).
+            rc, out, err = run("--kernel-lib", LIB, "sweep", cfg, cwd=d)
             self.assertEqual(rc, 3, out + err)  # an error (the timeout) and nothing incorrect
             rep = load(os.path.join(d, "sweep-f.json"))
             by = {c["sweep"]["name"]: c for c in rep["cases"]}
             self.assertEqual(by["ok"]["disposition"], "passed")
             self.assertEqual(by["nokernel"]["disposition"], "not_supported")
-            self.assertIn("--kernel 'no-such-kernel': unknown kernel", by["nokernel"]["message"])
+            self.assertIn("--kernel 'k64-host' does not support 16x16x48 L=1: K must be a multiple of 64",
+                          by["nokernel"]["message"])
             self.assertEqual(by["nokernel"]["sweep"]["child"], "exited with code 2")
             self.assertEqual(by["huge"]["disposition"], "not_supported")
             self.assertIn("overflows 64 bits", by["huge"]["message"])
@@ -251,14 +256,15 @@ class Sweeps(unittest.TestCase):
             check_report_schema(self, rep)
             self.assertNotIn("log", by["ok"]["sweep"])
             # --case-timeout overrides the config's timeout_s (and keeps the config hash: resumable).
-            rc, out, err = run("sweep", cfg, "--overwrite", "--case-timeout", "0.001", cwd=d)
+            rc, out, err = run("--kernel-lib", LIB, "sweep", cfg, "--overwrite", "--case-timeout", "0.001", cwd=d)
             self.assertEqual(rc, 3)
             rep = load(os.path.join(d, "sweep-f.json"))
             self.assertTrue(all(c["message"] == "timed out after 0.001 s" for c in rep["cases"]), rep["cases"])
             # Only not-supported cases: exit 2.
-            cfg2 = write_config(d, "g.json", {"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["nope"]}]})
-            rc, out, err = run("sweep", cfg2, cwd=d)
+            cfg2 = write_config(d, "g.json", {"cases": [{"shape": {"m": 16, "n": 16, "k": 48}, "kernels": ["k64-host"]}]})
+            rc, out, err = run("--kernel-lib", LIB, "sweep", cfg2, cwd=d)
             self.assertEqual(rc, 2, out + err)
+            self.assertIn("1 not supported", out)
 
     def test_compare_catches_an_auto_case_that_stops_passing(self):
         """Issue 15, finding 1: cases asking for kernel auto (the configs' default) that time out
