@@ -23,7 +23,13 @@ void refuse_shard_as_output(const std::string& out) {
   std::stringstream ss;
   ss << in.rdbuf();
   const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (!j.is_object() || !j.contains("sweep") || !j["sweep"].is_object()) return;
+  // Only a report is ever replaced: a sweep config, a JSONL of records or any other file given
+  // as OUT (by a slip of the argument order) is kept.
+  if (!j.is_object() || !j.contains("schema_version") || !j.contains("cases"))
+    throw usage_error(fmt::format("OUT {}: exists and is not an nvfp4bench report (a sweep "
+                                  "config? a JSONL of records?); merge replaces only a report: "
+                                  "give a new path", out));
+  if (!j.contains("sweep") || !j["sweep"].is_object()) return;
   const nlohmann::json shard = j["sweep"].value("shard", nlohmann::json::object());
   if (!shard.is_object() || shard.value("count", 1) <= 1) return;
   throw usage_error(fmt::format(

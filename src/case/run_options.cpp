@@ -255,7 +255,17 @@ void validate_options(RunOptions& o) {
   {
     std::vector<NamedPath> inputs;
     for (const auto& lib : o.kernel_libs) inputs.push_back({"--kernel-lib", lib});
-    check_outputs_distinct({{"--json", o.json_path}, {"--output", o.output}}, inputs);
+    // FILE.py[:FUNCTION]: the spec as given and without its last ":..." (whichever is the file).
+    for (const auto& py : o.kernel_pys) {
+      inputs.push_back({"--kernel-py", py});
+      if (const size_t colon = py.rfind(':'); colon != std::string::npos && colon > 0)
+        inputs.push_back({"--kernel-py", py.substr(0, colon)});
+    }
+    std::vector<NamedPath> outputs = {{"--json", o.json_path}, {"--output", o.output}};
+    if (!o.spec.save_tensors_dir.empty())
+      for (const auto& f : saved_tensor_files())
+        outputs.push_back({"--save-tensors", o.spec.save_tensors_dir + "/" + f});
+    check_outputs_distinct(outputs, inputs);
   }
   if (!make_writer(o.format)) {
     std::string all;

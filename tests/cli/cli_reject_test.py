@@ -71,7 +71,10 @@ class RejectTable(unittest.TestCase):
         os.chmod(os.path.join(d, "read-only.json"), 0o444)
         for i in range(2):  # two shard reports (only what merge's OUT check reads)
             with open(os.path.join(d, f"shard-{i}.json"), "w") as f:
-                json.dump({"sweep": {"config_hash": "x", "shard": {"index": i, "count": 2}}, "cases": []}, f)
+                json.dump({"schema_version": 2, "sweep": {"config_hash": "x", "shard": {"index": i, "count": 2}},
+                           "cases": []}, f)
+        with open(os.path.join(d, "sub.py"), "w") as f:  # a submission the outputs must not replace
+            f.write("def custom_kernel(data):\n    return data[-1]\n")
         for name in os.listdir(PLUGIN_DIR):
             if name.endswith(".so"):
                 os.symlink(os.path.join(PLUGIN_DIR, name), os.path.join(d, name))

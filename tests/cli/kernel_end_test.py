@@ -147,6 +147,27 @@ class KernelEndHost(Ending, unittest.TestCase):
         return self.ends(["--kernel-py", self.py(name), "--kernel", "py:" + name, *SHAPE, *TIMING, *extra],
                          [f"kernel 'py:{name}'", *says])
 
+    def test_sweep_outputs_never_replace_a_python_kernel_or_a_library(self):
+        if not python_built():
+            self.skipTest("this nvfp4bench was built without Python kernels")
+        cfg = os.path.join(self.dir, "one.json")
+        with open(cfg, "w") as f:
+            json.dump({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}}]}, f)
+        sub = self.py("py_os_exit")
+        with open(sub) as f:
+            before = f.read()
+        for out_flag, extra in [("--jsonl", ["--overwrite"]), ("--json", [])]:
+            with self.subTest(out_flag):
+                rc, out, err = nvfp4cli.run("--kernel-py", sub, "sweep", cfg, out_flag, sub, *extra,
+                                            env=self.ENV, timeout=60)
+                self.assertEqual(rc, 2, out + err)
+                self.assertIn(f"{out_flag} {sub}: is the input --kernel-py ({sub})", err)
+                with open(sub) as f:
+                    self.assertEqual(f.read(), before)
+        rc, out, err = nvfp4cli.run("--kernel-lib", ENDING, "sweep", cfg, "--json", ENDING, env=self.ENV, timeout=60)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn(f"--json {ENDING}: is the input --kernel-lib", err)
+
     def test_python_os_exit(self):
         self.python("py_os_exit", ["called os._exit(0)", "may not end"])
 
