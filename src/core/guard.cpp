@@ -72,7 +72,8 @@ extern "C" void on_fatal(int sig, siginfo_t* info, void* uc) {
     siglongjmp(*g_jump, 1);
   }
   if (g_active.load()) {  // another thread of the kernel's: nothing to jump back to
-    if (!g_ending.exchange(true)) say(g_who, " crashed on one of its threads: signal ", sigabbrev_np(sig));
+    const char* abbrev = sigabbrev_np(sig);
+    if (!g_ending.exchange(true)) say(g_who, " crashed on one of its threads: signal ", abbrev ? abbrev : "?");
     ::_exit(kExitRuntime);
   }
   // Not a kernel's: what handled it before (AddressSanitizer's report, the default core dump).
@@ -149,7 +150,8 @@ void watch(std::chrono::steady_clock::time_point deadline, const std::string& wh
 
 extern "C" void on_interrupt(int sig) {
   if (g_ending.exchange(true)) return;
-  say("interrupted by SIG", sigabbrev_np(sig));
+  const char* abbrev = sigabbrev_np(sig);
+  say("interrupted by SIG", abbrev ? abbrev : "?");
   ::_exit(kExitInterrupted);
 }
 
