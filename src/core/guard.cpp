@@ -230,6 +230,8 @@ void call_impl(const char* who, void (*fn)(void*), void* ctx) {
   sigaddset(&ours, alarm_signal());
   pthread_sigmask(SIG_UNBLOCK, &ours, nullptr);
   const int reason = g_reason;
+  // The watchdog waits while this thread reports the timeout, rather than report it twice.
+  if (reason == kTimedOut) g_ending.store(true);
   if (reason == kTimedOut)
     throw runtime_error(fmt::format("{} did not return within {} s", who, g_timeout_what));
   throw runtime_error(fmt::format("{} crashed: {}", who, signal_name(reason)));
