@@ -5,8 +5,11 @@
 
 #include "src/app/cli.hpp"
 #include "src/core/error.hpp"
+#include "src/core/guard.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   try {
     nvfp4::CommandLine cli;
     std::string message;
@@ -30,4 +33,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nvfp4bench: internal error: %s\n", e.what());
     return nvfp4::kExitRuntime;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rc = run(argc, argv);
+  // After a kernel crashed or was stopped inside a guarded call, its state (heap, interpreter)
+  // may be broken: the report is written, so end without running destructors and finalizers.
+  if (nvfp4::guard::tainted()) nvfp4::guard::end_now(rc);
+  return rc;
 }

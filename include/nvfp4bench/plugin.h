@@ -35,7 +35,8 @@
  *  - Return NVFP4BENCH_OK, or another status and a one-line reason written into `msg` (a
  *    NUL-terminated string of at most msg_size bytes; the buffer starts zeroed). The tool then
  *    stops with a runtime failure (exit 3) that quotes the message.
- *  - Callbacks must not throw C++ exceptions or call exit(). They may be called many times
+ *  - Callbacks must not throw C++ exceptions or call exit() (one that exits or crashes is reported
+ *    as a runtime failure, exit 3, naming the kernel). They may be called many times
  *    (warm-up and timing) and from the tool's main thread only.
  *  - The tool may run the same kernel on different problems in one process (sweeps).
  *

@@ -1,6 +1,9 @@
 #include "src/app/cli.hpp"
 
+#include <fmt/format.h>
+
 #include "src/core/error.hpp"
+#include "src/core/guard.hpp"
 #include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
 
@@ -40,8 +43,21 @@ int CommandLine::parse(int argc, const char* const* argv, std::string& message) 
       if (c == '\n') c = ' ';
     return kExitBadInput;
   }
-  for (const auto& s : subs_)
-    if (s.app->parsed()) return kExecute;  // a subcommand checks its own values when it runs
+  for (const auto& s : subs_) {
+    if (!s.app->parsed()) continue;
+    // Before a subcommand only what every command loads; a single run's option there would
+    // be silently ignored.
+    for (const CLI::Option* opt : app_.get_options()) {
+      const std::string name = opt->get_name(false, true);
+      if (opt->count() == 0 || name == "--kernel-lib" || name == "--kernel-py") continue;
+      message = fmt::format("{}: an option of a single run, given before the subcommand '{}' "
+                            "(which ignores it); put the subcommand's own options after it "
+                            "(nvfp4bench {} --help); only --kernel-lib and --kernel-py go before",
+                            name, s.app->get_name(), s.app->get_name());
+      return kExitBadInput;
+    }
+    return kExecute;  // a subcommand checks its own values when it runs
+  }
   try {
     validate_options(run_);
   } catch (const Error& e) {
@@ -52,6 +68,17 @@ int CommandLine::parse(int argc, const char* const* argv, std::string& message) 
 }
 
 int CommandLine::execute(int argc, char** argv) {
+  bool single = true;
+  for (const auto& s : subs_) single = single && !s.app->parsed();
+  // A single run ends with exit 3 or 130 and one line however its kernels end (guard.hpp); the
+  // watchdog covers the loading of plugins and Python files too. Subcommands have their own.
+  struct Disarm {
+    ~Disarm() { guard::stop_timeout(); }
+  } disarm;
+  if (single) {
+    guard::install_interrupt_exit();
+    guard::start_timeout(run_.timeout_s, fmt::format("--timeout {:g}", run_.timeout_s));
+  }
   // Plugins first, for every command: --list, the run, and subcommands (a sweep hands the
   // libraries on to its child processes through loaded_kernel_libraries()).
   for (const auto& lib : run_.kernel_libs) (void)load_kernel_library(lib);

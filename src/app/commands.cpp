@@ -16,6 +16,7 @@
 
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
+#include "src/core/guard.hpp"
 #include "src/python/python_kernels.hpp"
 #include "src/registry/plugin_loader.hpp"
 #include "src/registry/registry.hpp"
@@ -78,25 +79,11 @@ int run_command(RunOptions& o, int argc, char** argv) {
                  ctx.dev.no_gpu_reason.c_str());
   }
   apply_backend_defaults(o, ctx);  // CPU runs are slow: fewer samples unless asked
-  CaseResult r;
-  std::optional<Error> failed;  // a failure of the case itself: still reported, then rethrown
-  try {
-    run_case_into(o.spec, ctx, r);
-  } catch (const Error& e) {
-    r.disposition = e.exit_code() == kExitBadInput ? Disposition::NotSupported : Disposition::Error;
-    r.message = e.what();
-    r.kernel_timing.reset();
-    r.reference_timing.reset();
-    r.verification.reset();
-    failed = e;
-  }
   // With --output - the report owns stdout; the summary moves to stderr.
   std::FILE* human = o.output == "-" ? stderr : stdout;
-  RunInfo info;  // the summary needs only the device; a report gets the whole record below
-  info.device = ctx.dev;
-  if (!failed) std::fputs(make_text_writer()->render(info, {r}, o.keep_samples).c_str(), human);
-  if (!o.json_path.empty() || !o.output.empty()) {
-    info = RunInfo::collect(argc, argv, ctx.dev, o.spec.measure);
+  const auto write_reports = [&](const CaseResult& r) {
+    if (o.json_path.empty() && o.output.empty()) return;
+    RunInfo info = RunInfo::collect(argc, argv, ctx.dev, o.spec.measure);
     info.seed = o.spec.problem.seed;
     info.tolerance = o.spec.tolerance;
     info.clock_source = ctx.clock_source();
@@ -114,7 +101,43 @@ int run_command(RunOptions& o, int argc, char** argv) {
         std::fprintf(human, "report    %s (%s)\n", o.output.c_str(), o.format.c_str());
       }
     }
+  };
+  const auto as_failed = [](CaseResult& r, Disposition d, const std::string& why) {
+    r.disposition = d;
+    r.message = why;
+    r.kernel_timing.reset();
+    r.reference_timing.reset();
+    r.verification.reset();
+  };
+  CaseResult r;
+  // A kernel that ends the process (exit, or the watchdog's --timeout outside a guarded call)
+  // still leaves the report: the live case on the main thread, else what was known before it
+  // started (the watchdog's thread must not read a case the main thread may be changing).
+  CaseResult before;
+  before.problem = o.spec.problem;
+  before.kernel = before.kernel_asked = o.spec.kernel;
+  before.reference = o.spec.reference;
+  before.tolerance = o.spec.tolerance;
+  guard::set_last_words([&](const std::string& why, bool live) {
+    CaseResult last = live ? r : before;
+    as_failed(last, Disposition::Error, why);
+    write_reports(last);
+  }, fmt::format("the run of kernel '{}'", o.spec.kernel));
+  std::optional<Error> failed;  // a failure of the case itself: still reported, then rethrown
+  try {
+    run_case_into(o.spec, ctx, r);
+  } catch (const Error& e) {
+    as_failed(r, e.exit_code() == kExitBadInput ? Disposition::NotSupported : Disposition::Error,
+              e.what());
+    failed = e;
   }
+  guard::set_last_words({});
+  if (!failed) {
+    RunInfo info;  // the summary needs only the device
+    info.device = ctx.dev;
+    std::fputs(make_text_writer()->render(info, {r}, o.keep_samples).c_str(), human);
+  }
+  write_reports(r);
   if (failed) throw *failed;
   switch (r.disposition) {
     case Disposition::Passed: return kExitPass;

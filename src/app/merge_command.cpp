@@ -24,7 +24,13 @@ void refuse_shard_as_output(const std::string& out) {
   std::stringstream ss;
   ss << in.rdbuf();
   const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (!j.is_object() || !j.contains("sweep") || !j["sweep"].is_object()) return;
+  // Only a report is ever replaced: a sweep config, a JSONL of records or any other file given
+  // as OUT (by a slip of the argument order) is kept.
+  if (!j.is_object() || !j.contains("schema_version") || !j.contains("cases"))
+    throw usage_error(fmt::format("OUT {}: exists and is not an nvfp4bench report (a sweep "
+                                  "config? a JSONL of records?); merge replaces only a report: "
+                                  "give a new path", out));
+  if (!j.contains("sweep") || !j["sweep"].is_object()) return;
   const nlohmann::json shard = j["sweep"].value("shard", nlohmann::json::object());
   if (!shard.is_object() || shard.value("count", 1) <= 1) return;
   throw usage_error(fmt::format(
@@ -57,9 +63,15 @@ int merge_command(const std::string& out, const std::vector<std::string>& inputs
       inputs.size(), (long long)s["cases_done"].get<int64_t>(),
       (long long)s["cases_in_config"].get<int64_t>(), n["passed"].get<int>(),
       n["incorrect"].get<int>(), n["not_supported"].get<int>(), n["error"].get<int>(), out.c_str());
-  if (!s["complete"].get<bool>())
-    std::printf("merge: incomplete: %lld cases of the config are in none of the reports\n",
-                (long long)(s["cases_in_config"].get<int64_t>() - s["cases_done"].get<int64_t>()));
+  if (!s["complete"].get<bool>()) {
+    std::string which;  // the missing indices, the first 20 of them
+    const auto& missing = s["missing"];
+    for (size_t i = 0; i < missing.size() && i < 20; ++i)
+      which += (i ? ", " : "") + std::to_string(missing[i].get<int64_t>());
+    if (missing.size() > 20) which += fmt::format(" and {} more", missing.size() - 20);
+    std::printf("merge: incomplete: %zu cases of the config are in none of the reports: %s\n",
+                missing.size(), which.c_str());
+  }
   return sweep::exit_code_for(merged["cases"], s["complete"].get<bool>());
 }
 

@@ -86,6 +86,19 @@ TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTenso
   }
 }
 
+}  // namespace
+
+const std::vector<std::string>& saved_tensor_files() {
+  // What save_tensors below writes (ref.npy only with a full reference output);
+  // tests/cli/cli_test.py checks that a run writes exactly these.
+  static const std::vector<std::string> files = {"a.npy", "b.npy", "sfa.npy", "sfb.npy",
+                                                 "sfa_blocked.npy", "sfb_blocked.npy", "c.npy",
+                                                 "ref.npy", "problem.json"};
+  return files;
+}
+
+namespace {
+
 void save_tensors(const std::string& dir, const CaseSpec& spec, const HostTensors& h,
                   const std::vector<uint16_t>& c, const std::vector<uint16_t>* ref,
                   const std::string& kernel, const std::string& reference) {

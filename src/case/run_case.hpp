@@ -50,6 +50,9 @@ void run_case_into(const CaseSpec& spec, Context& ctx, CaseResult& r);
 // the case reaches. Nothing without a GPU.
 void apply_speed_of_light(CaseResult& r, const DeviceInfo& dev);
 
+// The files --save-tensors writes into its folder (outputs that no other output may be).
+const std::vector<std::string>& saved_tensor_files();
+
 // Cases whose full CPU check would take too long are sampled automatically.
 constexpr double kAutoSampleMacs = 1.5e11;
 constexpr int64_t kAutoSampleCount = 100000;

@@ -120,6 +120,11 @@ void add_measure_options(CLI::App& app, RunOptions& o) {
                  "drop samples taken while the SM clock was under this fraction of its default")
       ->check(number_text())
       ->capture_default_str();
+  app.add_option("--timeout", o.timeout_s,
+                 "end the run with exit 3 when it has not finished after this many seconds (0: "
+                 "never); a kernel that hangs cannot hold the verdict")
+      ->check(number_text())
+      ->capture_default_str();
 }
 
 // Output, device, peers, exact checks, plugins, --list.
@@ -249,13 +254,25 @@ void validate_options(RunOptions& o) {
     throw usage_error(fmt::format("--verify-sample {}: must be >= 0", o.spec.verify_sample));
   validate_measure_options(o);
   if (o.device < 0) throw usage_error(fmt::format("--device {}: must be >= 0", o.device));
+  if (!(o.timeout_s >= 0) || !std::isfinite(o.timeout_s))
+    throw usage_error(fmt::format("--timeout {}: must be a finite number of seconds >= 0 (0: no limit)", o.timeout_s));
   // Output paths are checked before anything runs, so no measurement is lost to a typo.
   check_output_path("--json", o.json_path);
   if (o.output != "-") check_output_path("--output", o.output);
   {
     std::vector<NamedPath> inputs;
     for (const auto& lib : o.kernel_libs) inputs.push_back({"--kernel-lib", lib});
-    check_outputs_distinct({{"--json", o.json_path}, {"--output", o.output}}, inputs);
+    // FILE.py[:FUNCTION]: the spec as given and without its last ":..." (whichever is the file).
+    for (const auto& py : o.kernel_pys) {
+      inputs.push_back({"--kernel-py", py});
+      if (const size_t colon = py.rfind(':'); colon != std::string::npos && colon > 0)
+        inputs.push_back({"--kernel-py", py.substr(0, colon)});
+    }
+    std::vector<NamedPath> outputs = {{"--json", o.json_path}, {"--output", o.output}};
+    if (!o.spec.save_tensors_dir.empty())
+      for (const auto& f : saved_tensor_files())
+        outputs.push_back({"--save-tensors", o.spec.save_tensors_dir + "/" + f});
+    check_outputs_distinct(outputs, inputs);
   }
   if (!make_writer(o.format)) {
     std::string all;

@@ -25,6 +25,7 @@ struct RunOptions {
   bool list_configs = false;  // --list-configs
   bool keep_samples = false;
   int device = 0;
+  double timeout_s = 600;  // --timeout: a single run's watchdog (src/core/guard.hpp); 0: none
   std::vector<std::string> kernel_libs;  // --kernel-lib, loaded by CommandLine::execute
   std::vector<std::string> kernel_pys;   // --kernel-py FILE.py[:FUNCTION], loaded there too
   CLI::Option* iters_option = nullptr;  // to tell a user's --iters from the default

@@ -20,11 +20,13 @@
 #include <cuda_runtime_api.h>
 
 #include "src/core/error.hpp"
+#include "src/core/guard.hpp"
 #include "src/device/cuda_check.hpp"
 #include "src/device/device_info.hpp"
 #include "src/format/nvfp4.hpp"
 #include "src/python/contest_tuple.hpp"
 #include "src/python/kernel_helper_py.hpp"  // generated (cmake/EmbedText.cmake)
+#include "src/python/python_exit.hpp"
 #include "src/registry/registry.hpp"
 
 namespace py = pybind11;
@@ -140,6 +142,10 @@ class PythonGemm final : public Gemm {
   explicit PythonGemm(std::shared_ptr<const Loaded> k) : k_(std::move(k)) {}
   ~PythonGemm() override {
     if (cache_.empty()) return;
+    if (guard::tainted()) {  // the interpreter may be broken: leak the views, touch nothing
+      for (auto& kv : cache_) (void)kv.second.release();
+      return;
+    }
     py::gil_scoped_acquire gil;
     cache_.clear();
   }
@@ -168,6 +174,13 @@ class PythonGemm final : public Gemm {
       NVFP4_CUDA_CHECK(cudaGetDevice(&device));
       NVFP4_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
     }
+    // Guarded (guard.hpp): an exit, a crash or the run's timeout inside the call is reported.
+    guard::call(who_run_, [&] { call(s, o, gpu, device, capture, stream); });
+  }
+
+ private:
+  void call(const Shape& s, const Operands& o, bool gpu, int device,
+            cudaStreamCaptureStatus capture, cudaStream_t stream) {
     py::gil_scoped_acquire gil;
     try {
       const py::tuple& data = inputs(s, o, gpu, device);
@@ -177,6 +190,9 @@ class PythonGemm final : public Gemm {
       else
         helper().attr("call")(py::handle(k_->fn), data, data[6]);
     } catch (py::error_already_set& e) {
+      if (const std::string exit = python_exit_text(e.value()); !exit.empty())
+        throw runtime_error(fmt::format("kernel '{}' ({} in {}) {}: a kernel may not end the "
+                                        "tool's run", k_->name, k_->function, k_->path, exit));
       std::string why;
       bool unsupported = false;
       try {
@@ -196,7 +212,6 @@ class PythonGemm final : public Gemm {
     }
   }
 
- private:
   // GPU MODE's tuple over the tool's buffers, as numpy views (host) or torch CUDA tensors
   // (GPU); kept per operand set, so a repeated call builds nothing.
   const py::tuple& inputs(const Shape& s, const Operands& o, bool gpu, int device) {
@@ -223,6 +238,7 @@ class PythonGemm final : public Gemm {
   }
 
   std::shared_ptr<const Loaded> k_;
+  std::string who_run_ = fmt::format("kernel '{}' ({} in {})", k_->name, k_->function, k_->path);
   std::map<std::tuple<const void*, const void*, const void*, const void*, const void*,
                       const void*, const void*, int64_t, int64_t, int64_t, int64_t>,
            py::tuple>
@@ -268,7 +284,9 @@ std::string load_python_kernel(const std::string& arg) {
   k->function = sp.function;
   k->name = name;
   py::object& h = helper();
-  {
+  // Importing runs the submission's top level: guarded like its calls (guard.hpp), the GIL
+  // taken inside, so that a jump out of a crashed import leaves the interpreter alone.
+  guard::call(fmt::format("--kernel-py {} (while importing it)", sp.file), [&] {
     py::gil_scoped_acquire gil;
     try {
       (void)py::module_::import("numpy");
@@ -278,10 +296,14 @@ std::string load_python_kernel(const std::string& arg) {
                             "python3-numpy", py::str(sys.attr("version")).cast<std::string>(),
                             e.what()));
     }
+    install_python_exit_hooks();
     py::object module;
     try {
       module = h.attr("load")(abs);
     } catch (py::error_already_set& e) {
+      if (const std::string exit = python_exit_text(e.value()); !exit.empty())
+        throw runtime_error(fmt::format("--kernel-py {}: {} while being imported: a kernel may "
+                                        "not end the tool's run", sp.file, exit));
       throw bad("the file does not load: " + py::str(h.attr("describe")(e.value(), abs)).cast<std::string>());
     }
     try {
@@ -289,7 +311,7 @@ std::string load_python_kernel(const std::string& arg) {
     } catch (py::error_already_set& e) {
       throw bad("the file " + py::str(e.value()).cast<std::string>());
     }
-  }
+  });
   std::shared_ptr<const Loaded> ck = k;
   if (!register_gemm({name, Role::Kernel, [ck]() -> std::unique_ptr<Gemm> {
                         return std::make_unique<PythonGemm>(ck);

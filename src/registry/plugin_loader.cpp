@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "src/core/error.hpp"
+#include "src/core/guard.hpp"
 #include "src/device/device_info.hpp"
 #include "src/registry/registry.hpp"
 #include "include/nvfp4bench/plugin.h"
@@ -60,13 +61,18 @@ class PluginGemm final : public Gemm {
     if (!k_.shape_check) return {};
     std::array<char, kMessageBytes> msg{};
     const nvfp4bench_problem p = to_c(s);
-    if (k_.shape_check(k_.user_data, &p, msg.data(), msg.size()) == NVFP4BENCH_OK) return {};
+    int32_t st = NVFP4BENCH_OK;
+    guard::call(who("shape_check"), [&] { st = k_.shape_check(k_.user_data, &p, msg.data(), msg.size()); });
+    if (st == NVFP4BENCH_OK) return {};
     const std::string why = one_line(msg.data(), msg.size());
     return why.empty() ? "rejected by the plugin's shape check" : why;
   }
   size_t workspace_bytes(const Shape& s) const override {
     const nvfp4bench_problem p = to_c(s);
-    return k_.workspace_bytes ? k_.workspace_bytes(k_.user_data, &p) : 0;
+    size_t bytes = 0;
+    if (k_.workspace_bytes)
+      guard::call(who("workspace_bytes"), [&] { bytes = k_.workspace_bytes(k_.user_data, &p); });
+    return bytes;
   }
   std::vector<std::string> configurations(const Shape& s) const override {
     std::vector<std::string> out;
@@ -106,8 +112,10 @@ class PluginGemm final : public Gemm {
     const nvfp4bench_problem p = to_c(s);
     const nvfp4bench_operands ops{o.a, o.b, o.sfa, o.sfb, o.sfa_blocked, o.sfb_blocked, o.c};
     std::array<char, kMessageBytes> msg{};
-    const int32_t st = k_.run(k_.user_data, &p, &ops, workspace, static_cast<void*>(stream),
-                              msg.data(), msg.size());
+    int32_t st = NVFP4BENCH_OK;
+    guard::call(who_run_, [&] {
+      st = k_.run(k_.user_data, &p, &ops, workspace, static_cast<void*>(stream), msg.data(), msg.size());
+    });
     if (st != NVFP4BENCH_OK) {
       const std::string why = one_line(msg.data(), msg.size());
       throw runtime_error(fmt::format("kernel '{}' (plugin {}) failed with status {}: {}", name_,
@@ -125,6 +133,10 @@ class PluginGemm final : public Gemm {
     const std::string why = text_of(msg);
     return why.empty() ? "refused by the plugin" : why;
   }
+  // Who a guarded callback is, for the line when it ends the process (guard.hpp).
+  std::string who(const char* callback) const {
+    return fmt::format("kernel '{}' (plugin {}, in {})", name_, library_, callback);
+  }
   static std::string cc_text(int32_t cc) {
     return cc > 0 ? fmt::format("{}.{}", cc / 10, cc % 10) : std::string("any");
   }
@@ -133,6 +145,7 @@ class PluginGemm final : public Gemm {
   const nvfp4bench_kernel_configs* configs_;  // the plugin's (it lives as long); null: none
   std::string pinned_;  // set_configuration's; "" the kernel's own choice
   std::string name_, description_;
+  std::string who_run_ = who("run");  // built once: run() is timed
 };
 
 struct Loaded {
@@ -197,7 +210,10 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
   for (const Loaded& l : loaded())
     if (l.path == abs) return l.names;
   // The handle is never closed: kernels (and CUDA modules) stay valid until exit.
-  void* handle = dlopen(abs.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Loading runs the library's constructors and its entry: foreign code, guarded.
+  void* handle = nullptr;
+  guard::call(fmt::format("--kernel-lib {} (while loading)", path),
+              [&] { handle = dlopen(abs.c_str(), RTLD_NOW | RTLD_LOCAL); });
   if (!handle) {
     const char* e = dlerror();
     throw bad(fmt::format("cannot load as a shared library: {}", e ? e : "unknown dlopen error"));
@@ -208,7 +224,9 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
     throw bad(fmt::format("not an nvfp4bench plugin: it does not export {}() (see "
                           "include/nvfp4bench/plugin.h)", NVFP4BENCH_PLUGIN_ENTRY_SYMBOL));
   const auto entry = reinterpret_cast<nvfp4bench_plugin_entry_fn>(sym);
-  const nvfp4bench_plugin* table = entry();
+  const nvfp4bench_plugin* table = nullptr;
+  guard::call(fmt::format("--kernel-lib {} (in {}())", path, NVFP4BENCH_PLUGIN_ENTRY_SYMBOL),
+              [&] { table = entry(); });
   if (!table) throw bad(fmt::format("{}() returned NULL", NVFP4BENCH_PLUGIN_ENTRY_SYMBOL));
   if (table->abi_version != NVFP4BENCH_PLUGIN_ABI_VERSION)
     throw bad(fmt::format("plugin ABI version {}, this tool speaks version {}: rebuild the plugin "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -22,6 +23,7 @@ const char* verdict_text(Verdict v) {
     case Verdict::NowPasses: return "now passes";
     case Verdict::Missing: return "missing in new";
     case Verdict::Added: return "new case";
+    case Verdict::NotComparable: return "not comparable";
   }
   return "unchanged";
 }
@@ -32,9 +34,7 @@ int CompareResult::regressions() const {
   return n;
 }
 
-namespace {
-
-const json& need(const json& j, const char* key, json::value_t type, const std::string& where) {
+const json& json_need(const json& j, const char* key, json::value_t type, const std::string& where) {
   const auto it = j.find(key);
   auto kind_ok = [&](const json& v) {
     if (type == json::value_t::number_float) return v.is_number();
@@ -56,45 +56,43 @@ const json& need(const json& j, const char* key, json::value_t type, const std::
   return *it;
 }
 
-}  // namespace
-
 std::vector<ReportCase> read_report_cases(const json& rep, const std::string& what) {
   using vt = json::value_t;
   if (!rep.is_object()) throw usage_error(fmt::format("{}: not a JSON object; expected an nvfp4bench report", what));
   const std::string top = what + ": ";
-  const int64_t version = need(rep, "schema_version", vt::number_integer, top).get<int64_t>();
+  const int64_t version = json_need(rep, "schema_version", vt::number_integer, top).get<int64_t>();
   if (version < 1 || version > 2)
     throw usage_error(fmt::format("{}: schema_version {}: unsupported; expected 1 or 2", what, version));
-  const json& cases = need(rep, "cases", vt::array, top);
+  const json& cases = json_need(rep, "cases", vt::array, top);
   std::vector<ReportCase> out;
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string where = fmt::format("{}: cases[{}]", what, i);
     const json& c = cases[i];
     if (!c.is_object()) throw usage_error(where + ": not an object");
-    const json& p = need(c, "problem", vt::object, where);
+    const json& p = json_need(c, "problem", vt::object, where);
     const std::string pw = where + ".problem";
-    const int64_t m = need(p, "m", vt::number_integer, pw).get<int64_t>();
-    const int64_t n = need(p, "n", vt::number_integer, pw).get<int64_t>();
-    const int64_t k = need(p, "k", vt::number_integer, pw).get<int64_t>();
-    const int64_t l = need(p, "l", vt::number_integer, pw).get<int64_t>();
-    const std::string dist = need(p, "dist", vt::string, pw).get<std::string>();
+    const int64_t m = json_need(p, "m", vt::number_integer, pw).get<int64_t>();
+    const int64_t n = json_need(p, "n", vt::number_integer, pw).get<int64_t>();
+    const int64_t k = json_need(p, "k", vt::number_integer, pw).get<int64_t>();
+    const int64_t l = json_need(p, "l", vt::number_integer, pw).get<int64_t>();
+    const std::string dist = json_need(p, "dist", vt::string, pw).get<std::string>();
     ReportCase rc;
     rc.problem = fmt::format("{}x{}x{} L={} {}", m, n, k, l, dist);
-    const json& kj = need(c, "kernel", vt::object, where);
-    rc.kernel = need(kj, "name", vt::string, where + ".kernel").get<std::string>();
-    rc.asked = kj.contains("asked") ? need(kj, "asked", vt::string, where + ".kernel").get<std::string>()
+    const json& kj = json_need(c, "kernel", vt::object, where);
+    rc.kernel = json_need(kj, "name", vt::string, where + ".kernel").get<std::string>();
+    rc.asked = kj.contains("asked") ? json_need(kj, "asked", vt::string, where + ".kernel").get<std::string>()
                                     : rc.kernel;
     rc.problem_key = rc.problem;
-    rc.disposition = need(c, "disposition", vt::string, where).get<std::string>();
+    rc.disposition = json_need(c, "disposition", vt::string, where).get<std::string>();
     if (const auto kt = c.find("kernel_timing"); kt != c.end() && kt->is_object() &&
                                                  kt->value("ran", false)) {
       const std::string tw = where + ".kernel_timing";
-      const json& st = need(*kt, "stats", vt::object, tw);
+      const json& st = json_need(*kt, "stats", vt::object, tw);
       const std::string sw = tw + ".stats";
       rc.timed = true;
-      rc.count = need(st, "count", vt::number_integer, sw).get<int64_t>();
-      rc.median_us = need(st, "median_us", vt::number_float, sw).get<double>();
-      const double iqr = need(st, "iqr_us", vt::number_float, sw).get<double>();
+      rc.count = json_need(st, "count", vt::number_integer, sw).get<int64_t>();
+      rc.median_us = json_need(st, "median_us", vt::number_float, sw).get<double>();
+      const double iqr = json_need(st, "iqr_us", vt::number_float, sw).get<double>();
       // Version 2 stores the estimate; version 1 reports carry what it is computed from.
       rc.rse = st.contains("rse_median") && st["rse_median"].is_number()
                    ? st["rse_median"].get<double>()
@@ -181,7 +179,10 @@ CompareResult compare_reports(const json& base, const json& now, const CompareOp
     if (bc.timed && nc.timed && bc.median_us > 0) {
       row.change = nc.median_us / bc.median_us - 1.0;
       row.noise = std::hypot(bc.rse, nc.rse);
-      if (row.verdict == Verdict::Unchanged) {
+      if (row.verdict == Verdict::Unchanged && std::min(bc.count, nc.count) < opt.min_samples) {
+        row.verdict = Verdict::NotComparable;
+        row.samples = std::min(bc.count, nc.count);
+      } else if (row.verdict == Verdict::Unchanged) {
         const bool beyond_noise = std::fabs(row.change) > opt.noise_factor * row.noise;
         if (std::fabs(row.change) <= opt.threshold) row.verdict = Verdict::Unchanged;
         else if (!beyond_noise) row.verdict = Verdict::WithinNoise;
@@ -219,6 +220,8 @@ std::string compare_markdown(const CompareResult& r, const CompareOptions& opt) 
                                                       : row.base_disposition + " → " + row.new_disposition;
     std::string verdict = row.regression ? fmt::format("**{}**", verdict_text(row.verdict))
                                          : verdict_text(row.verdict);
+    if (row.verdict == Verdict::NotComparable)
+      verdict += fmt::format(": {} samples (at least {} needed)", row.samples, opt.min_samples);
     if (!row.note.empty()) verdict += " (" + row.note + ")";
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", row.problem, row.kernel,
                        us(row.base_us), us(row.new_us),

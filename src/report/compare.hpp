@@ -16,9 +16,13 @@ namespace nvfp4 {
 struct CompareOptions {
   double threshold = 0.05;    // relative slowdown that counts (5%)
   double noise_factor = 3.0;  // ... and it must exceed this many combined standard errors
+  // Fewer samples than this on either side: no verdict on speed (a median of 1 or 2 samples has
+  // no measured spread, so any change would read as beyond the noise).
+  int64_t min_samples = 3;
 };
 
-enum class Verdict { Slower, Faster, Unchanged, WithinNoise, NowFails, NowPasses, Missing, Added };
+enum class Verdict { Slower, Faster, Unchanged, WithinNoise, NowFails, NowPasses, Missing, Added,
+                     NotComparable };
 const char* verdict_text(Verdict v);
 
 struct CompareRow {
@@ -31,6 +35,7 @@ struct CompareRow {
   Verdict verdict = Verdict::Unchanged;
   bool regression = false;
   std::string note;   // e.g. "timing modes differ: cold vs hot"
+  int64_t samples = 0;  // NotComparable: the smaller sample count of the two
 };
 
 struct CompareResult {
@@ -38,6 +43,12 @@ struct CompareResult {
   std::vector<std::string> warnings;  // report-level: different devices, backends
   int regressions() const;
 };
+
+// j[key] when j is an object holding it with the given type (number_float: any number), else
+// usage_error "WHERE.key: missing|wrong type; expected …" (no "." when WHERE ends in a space,
+// e.g. "FILE: "). Shared by every reader of reports and records.
+const nlohmann::json& json_need(const nlohmann::json& j, const char* key, nlohmann::json::value_t type,
+                                const std::string& where);
 
 // A report's cases, checked for the keys compare reads; throws usage_error("WHAT: key: problem")
 // with `what` naming the file.

@@ -13,12 +13,11 @@
 #include <cstring>
 #include <thread>
 
+#include "src/core/guard.hpp"
+
 namespace nvfp4::sweep {
 
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);  // glibc 2.32+
-  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
-}
+std::string signal_name(int sig) { return guard::signal_name(sig); }
 
 std::string ChildResult::describe() const {
   switch (how) {

@@ -178,8 +178,8 @@ class Parser {
   Settings settings(const json& v, const std::string& path, Settings s) const {
     auto has = [&](const char* k) { return v.contains(k); };
     auto p = [&](const char* k) { return sub(path, k); };
-    if (has("kernels")) s.kernels = strings(v["kernels"], p("kernels"));
-    if (has("references")) s.references = strings(v["references"], p("references"));
+    if (has("kernels")) s.kernels = known_names(v["kernels"], p("kernels"), Role::Kernel);
+    if (has("references")) s.references = known_names(v["references"], p("references"), Role::Reference);
     if (has("dists")) {
       s.dists = strings(v["dists"], p("dists"));
       for (size_t i = 0; i < s.dists.size(); ++i)
@@ -215,7 +215,29 @@ class Parser {
     if (has("verify_sample")) s.verify_sample = integer(v["verify_sample"], p("verify_sample"), 0);
     if (has("timeout_s")) s.timeout_s = number(v["timeout_s"], p("timeout_s"), 0, true);
     if (has("kernel_config")) s.kernel_config = string(v["kernel_config"], p("kernel_config"));
+    // flush and mode both say whether L2 is flushed: refused here when they disagree, not
+    // failed in every case with flags the user never typed.
+    if (s.flush && s.mode && (*s.flush != (*s.mode != "hot")))
+      fail(has("mode") ? p("mode") : p("flush"),
+           fmt::format("mode '{}' conflicts with flush: {} ({}); give one of them", *s.mode,
+                       *s.flush ? "true" : "false",
+                       *s.flush ? "hot is the mode without a flush" : "no flush is mode hot"));
     return s;
+  }
+
+  // Names of registered implementations of `role` (or auto): a config naming an unknown one is
+  // refused at parse time, at the name's path.
+  std::vector<std::string> known_names(const json& v, const std::string& path, Role role) const {
+    std::vector<std::string> names = strings(v, path);
+    const std::vector<std::string> known = names_of(role);
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] != "auto" && std::find(known.begin(), known.end(), names[i]) == known.end())
+        fail(at(path, i), fmt::format("'{}' is not a {}; expected auto or one of: {}{}", names[i],
+                                      role == Role::Kernel ? "kernel" : "reference", join(known),
+                                      role == Role::Kernel ? " (plugins and Python kernels: load "
+                                                             "them with --kernel-lib / --kernel-py "
+                                                             "before the subcommand)" : ""));
+    return names;
   }
 
  private:

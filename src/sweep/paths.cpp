@@ -9,6 +9,8 @@
 
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
+#include "src/python/python_kernels.hpp"
+#include "src/registry/plugin_loader.hpp"
 
 namespace nvfp4::sweep {
 
@@ -51,7 +53,11 @@ OutputPaths output_paths(const SweepOptions& o, const Shard& shard) {
   check_writable_folder("--jsonl", out.jsonl);
   check_output_file("--json", out.report);
   check_output_file("--jsonl", out.jsonl);
-  check_outputs_distinct({{"--json", out.report}, {"--jsonl", out.jsonl}}, {{"the config", o.config_path}});
+  std::vector<NamedPath> inputs = {{"the config", o.config_path}};
+  for (const auto& lib : loaded_kernel_libraries()) inputs.push_back({"--kernel-lib", lib});
+  for (const auto& py : loaded_python_kernels())  // PATH:FUNCTION
+    inputs.push_back({"--kernel-py", py.substr(0, py.rfind(':'))});
+  check_outputs_distinct({{"--json", out.report}, {"--jsonl", out.jsonl}}, inputs);
   out.logs_dir =
       (fs::absolute(out.report).parent_path() / (fs::path(out.report).stem().string() + ".logs"))
           .string();

@@ -7,6 +7,8 @@
 
 #include "src/core/error.hpp"
 #include "src/sweep/jsonl.hpp"
+#include "src/report/compare.hpp"
+#include "src/sweep/record_check.hpp"
 
 namespace nvfp4::sweep {
 
@@ -28,12 +30,16 @@ int64_t resume_from(const std::string& jsonl_path, const json& header, const Swe
     throw usage_error(
         fmt::format("--resume: {} is not a sweep's JSONL (no header line)", jsonl_path));
   const json& h = prev.records[0];
-  if (h.value("config_hash", "") != cfg.hash)
+  const std::string hw = fmt::format("--resume: {} line 1: ", jsonl_path);
+  const std::string h_hash = json_need(h, "config_hash", json::value_t::string, hw).get<std::string>();
+  const json& h_shard = json_need(h, "shard", json::value_t::object, hw);
+  for (const char* k : {"index", "count"}) (void)json_need(h_shard, k, json::value_t::number_integer, hw + "shard");
+  if (h_hash != cfg.hash)
     throw usage_error(
         fmt::format("--resume: {} was written for another config (hash {}, this one {}); "
                     "use the original config or --overwrite",
-                    jsonl_path, h.value("config_hash", "?"), cfg.hash));
-  if (h.value("shard", json::object()) != header["shard"])
+                    jsonl_path, h_hash, cfg.hash));
+  if (h_shard != header["shard"])
     throw usage_error(fmt::format("--resume: {} was written for shard {}/{}, not {}", jsonl_path,
                                   h["shard"].value("index", 0), h["shard"].value("count", 1),
                                   shard.str()));
@@ -56,7 +62,15 @@ int64_t resume_from(const std::string& jsonl_path, const json& header, const Swe
       throw usage_error(fmt::format("--resume: {} line {}: case {} is recorded twice (first on line "
                                     "{}); remove one or --overwrite", jsonl_path, line, idx, it->second));
     line_of[idx] = line;
-    if (in_shard(idx, shard) && idx >= 0 && idx < int64_t(cfg.cases.size())) run.records[idx] = r;
+    // A record is trusted only as a case of this config and shard, in a report case's shape.
+    const std::string where = fmt::format("--resume: {} line {}: ", jsonl_path, line);
+    if (idx < 0 || idx >= int64_t(cfg.cases.size()) || !in_shard(idx, shard))
+      throw usage_error(fmt::format("{}sweep.index {}: not a case of {} (cases 0 to {}, shard {}); "
+                                    "fix the file or --overwrite", where, idx, cfg.path,
+                                    int64_t(cfg.cases.size()) - 1, shard.str()));
+    check_case_shape(r, where);
+    check_record_claims(r, cfg.cases[size_t(idx)], where);
+    run.records[idx] = r;
   }
   std::vector<SweepCase> rest;
   for (const auto& c : run.todo)

@@ -52,6 +52,8 @@ std::optional<json> SweepRun::run_isolated(const SweepCase& c, std::optional<int
   argv.insert(argv.end(), args.begin(), args.end());
   if (device) argv.insert(argv.end(), {"--device", std::to_string(*device)});
   if (opt.keep_samples) argv.push_back("--samples");
+  // The case's own timeout (timeout_for) governs: the child's single-run watchdog is off.
+  argv.insert(argv.end(), {"--timeout", "0"});
   const std::string report = fmt::format("{}/case-{}.json", tmpdir, c.index);
   const std::string out_log = fmt::format("{}/case-{}.out", tmpdir, c.index);
   const std::string err_log = fmt::format("{}/case-{}.err", tmpdir, c.index);

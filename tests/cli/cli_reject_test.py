@@ -54,7 +54,11 @@ class RejectTable(unittest.TestCase):
                           ("one-case.json", {"cases": [{"shape": shape}]}),
                           ("all-auto.json", {"cases": [{"shape": shape, "kernel_config": "all"}]}),
                           ("all-no-choice.json", {"cases": [{"shape": shape, "kernels": ["host"],
-                                                             "kernel_config": "all"}]})]:
+                                                             "kernel_config": "all"}]}),
+                          ("flush-rotate.json", {"defaults": {"flush": False},
+                                                 "cases": [{"shape": shape}, {"shape": shape, "mode": "rotate"}]}),
+                          ("unknown-kernel.json", {"cases": [{"shape": shape, "kernels": ["auto", "nope"]}]}),
+                          ("unknown-reference.json", {"cases": [{"shape": shape, "references": ["nope"]}]})]:
             with open(os.path.join(d, name), "w") as f:
                 json.dump(cfg, f)
         with open(os.path.join(d, "huge-number.json"), "w") as f:  # found by fuzz_sweep_config
@@ -70,7 +74,10 @@ class RejectTable(unittest.TestCase):
         os.chmod(os.path.join(d, "read-only.json"), 0o444)
         for i in range(2):  # two shard reports (only what merge's OUT check reads)
             with open(os.path.join(d, f"shard-{i}.json"), "w") as f:
-                json.dump({"sweep": {"config_hash": "x", "shard": {"index": i, "count": 2}}, "cases": []}, f)
+                json.dump({"schema_version": 2, "sweep": {"config_hash": "x", "shard": {"index": i, "count": 2}},
+                           "cases": []}, f)
+        with open(os.path.join(d, "sub.py"), "w") as f:  # a submission the outputs must not replace
+            f.write("def custom_kernel(data):\n    return data[-1]\n")
         for name in os.listdir(PLUGIN_DIR):
             if name.endswith(".so"):
                 os.symlink(os.path.join(PLUGIN_DIR, name), os.path.join(d, name))
@@ -80,9 +87,12 @@ class RejectTable(unittest.TestCase):
         cls.tmp.cleanup()
 
     def run_cli(self, args):
-        # The host backend on every machine: the rows are about the input, not the GPU.
+        # The host backend on every machine: the rows are about the input, not the GPU. The
+        # shape goes before the row's own arguments, except for a subcommand's row (single-run
+        # options before a subcommand are refused).
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-        return subprocess.run([BIN, *BASE, *args], capture_output=True, text=True, timeout=120,
+        base = [] if {"sweep", "merge", "compare"} & set(args) else BASE
+        return subprocess.run([BIN, *base, *args], capture_output=True, text=True, timeout=120,
                               cwd=self.tmp.name, env=env)
 
     def test_table_is_there(self):

@@ -125,6 +125,15 @@ class Cli(unittest.TestCase):
             self.assertEqual(c["verification"]["checked"], 2 * 40 * 24)
             self.assertEqual(c["kernel"]["name"], "host")
             self.assertGreater(c["kernel_timing"]["stats"]["median_us"], 0)
+            # The files the outputs are kept apart from (saved_tensor_files(), src/case/run_case.hpp).
+            self.assertEqual(sorted(os.listdir(tdir)),
+                             sorted(["a.npy", "b.npy", "sfa.npy", "sfb.npy", "sfa_blocked.npy",
+                                     "sfb_blocked.npy", "c.npy", "ref.npy", "problem.json"]))
+            for name in sorted(os.listdir(tdir)):
+                rc, _, err = run("--m", "40", "--n", "24", "--k", "96", "--save-tensors", tdir,
+                                 "--json", os.path.join(tdir, name))
+                self.assertEqual(rc, 2, err)
+                self.assertIn(f"--save-tensors {tdir}/{name}: the same file as --json", err)
 
             if np is None:
                 self.skipTest("numpy is not installed: the .npy check needs it")

@@ -272,6 +272,15 @@ class Compare(unittest.TestCase):
         rc, out, _ = self.compare(base, slow, "--threshold", "15")
         self.assertEqual(rc, 0, out)
 
+    def test_one_sample_timings_are_not_comparable_not_slower(self):
+        # configs/smoke.json's iters: 1 cases: two runs of one binary gave SLOWER and exit 1.
+        base = self.write("one-base.json", controlled(self.report, 100.0, 0.0, 1))
+        new = self.write("one-new.json", controlled(self.report, 150.0, 0.0, 1))
+        rc, out, err = self.compare(base, new)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("not comparable: 1 samples (at least 3 needed)", out)
+        self.assertNotIn("SLOWER", out)
+
     def test_passed_then_failed_exits_1(self):
         base = self.write("ok.json", controlled(self.report, 100.0, 1.0, 100))
         bad = self.write("bad.json", controlled(self.report, 100.0, 1.0, 100, "incorrect"))

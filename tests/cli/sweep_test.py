@@ -16,7 +16,9 @@ try:
 except ImportError:  # Debian's python3-jsonschema; without it the schema checks skip
     jsonschema = None
 
-from nvfp4cli import BIN, CONFIGS, SCHEMA as REPORT_SCHEMA, jsonl, load, run
+from nvfp4cli import BIN, CONFIGS, PLUGIN_DIR, SCHEMA as REPORT_SCHEMA, jsonl, load, run
+
+LIB = os.path.join(PLUGIN_DIR, "libnvfp4_broken_host.so")  # k64-host: refuses K % 64 != 0
 
 
 def check_report_schema(test, report):
@@ -226,17 +228,20 @@ class Sweeps(unittest.TestCase):
             cfg = write_config(d, "f.json", {
                 "defaults": {"warmup": 0, "iters": 1},
                 "cases": [{"name": "ok", "shape": {"m": 16, "n": 16, "k": 64}},
-                          {"name": "nokernel", "shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["no-such-kernel"]},
+                          {"name": "nokernel", "shape": {"m": 16, "n": 16, "k": 48}, "kernels": ["k64-host"]},
                           {"name": "huge", "shape": {"m": 2 ** 40, "n": 2 ** 40, "k": 2 ** 20}},
                           {"name": "slow", "shape": {"m": 512, "n": 512, "k": 4096}, "timeout_s": 0.2},
                           {"name": "after", "shape": {"m": 16, "n": 32, "k": 64}}]})
-            rc, out, err = run("sweep", cfg, cwd=d)
+            # An unknown kernel name is refused when the config is read (exit 2, its path), so
+            # "nokernel" names a plugin kernel that refuses its shape (K not a multiple of 64).
+            rc, out, err = run("--kernel-lib", LIB, "sweep", cfg, cwd=d)
             self.assertEqual(rc, 3, out + err)  # an error (the timeout) and nothing incorrect
             rep = load(os.path.join(d, "sweep-f.json"))
             by = {c["sweep"]["name"]: c for c in rep["cases"]}
             self.assertEqual(by["ok"]["disposition"], "passed")
             self.assertEqual(by["nokernel"]["disposition"], "not_supported")
-            self.assertIn("--kernel 'no-such-kernel': unknown kernel", by["nokernel"]["message"])
+            self.assertIn("--kernel 'k64-host' does not support 16x16x48 L=1: K must be a multiple of 64",
+                          by["nokernel"]["message"])
             self.assertEqual(by["nokernel"]["sweep"]["child"], "exited with code 2")
             self.assertEqual(by["huge"]["disposition"], "not_supported")
             self.assertIn("overflows 64 bits", by["huge"]["message"])
@@ -251,14 +256,15 @@ class Sweeps(unittest.TestCase):
             check_report_schema(self, rep)
             self.assertNotIn("log", by["ok"]["sweep"])
             # --case-timeout overrides the config's timeout_s (and keeps the config hash: resumable).
-            rc, out, err = run("sweep", cfg, "--overwrite", "--case-timeout", "0.001", cwd=d)
+            rc, out, err = run("--kernel-lib", LIB, "sweep", cfg, "--overwrite", "--case-timeout", "0.001", cwd=d)
             self.assertEqual(rc, 3)
             rep = load(os.path.join(d, "sweep-f.json"))
             self.assertTrue(all(c["message"] == "timed out after 0.001 s" for c in rep["cases"]), rep["cases"])
             # Only not-supported cases: exit 2.
-            cfg2 = write_config(d, "g.json", {"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["nope"]}]})
-            rc, out, err = run("sweep", cfg2, cwd=d)
+            cfg2 = write_config(d, "g.json", {"cases": [{"shape": {"m": 16, "n": 16, "k": 48}, "kernels": ["k64-host"]}]})
+            rc, out, err = run("--kernel-lib", LIB, "sweep", cfg2, cwd=d)
             self.assertEqual(rc, 2, out + err)
+            self.assertIn("1 not supported", out)
 
     def test_compare_catches_an_auto_case_that_stops_passing(self):
         """Regression: cases asking for kernel auto (the configs' default) that time out
@@ -435,6 +441,106 @@ class Sweeps(unittest.TestCase):
                 self.assertIn(words, err)
                 self.assertEqual(len(jsonl(rec)), len(bad))  # nothing appended
 
+    def test_resume_trusts_only_records_of_this_config_in_a_case_shape(self):
+        """A forged or damaged record is refused (exit 2, file, line and key), never resumed."""
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "c.json", SMALL)
+            rc, _, _ = run("sweep", cfg, cwd=d)
+            self.assertEqual(rc, 0)
+            rec = os.path.join(d, "sweep-c.jsonl")
+            with open(rec) as f:
+                lines = f.read().splitlines(keepends=True)
+            header, first, second = json.loads(lines[0]), json.loads(lines[1]), json.loads(lines[2])
+
+            def edited(record, **changes):
+                r = json.loads(json.dumps(record))
+                for path, value in changes.items():
+                    *keys, last = path.split("__")
+                    node = r
+                    for k in keys:
+                        node = node[k]
+                    node[last] = value
+                return json.dumps(r) + "\n"
+
+            swapped = json.loads(json.dumps(second))
+            swapped["sweep"]["index"] = first["sweep"]["index"]
+            for bad, words in [
+                    # The forged record of the issue: an index and a disposition, nothing else.
+                    ([lines[0], '{"sweep": {"index": 0}, "disposition": "passed"}\n'],
+                     "sweep-c.jsonl line 2: problem: missing; expected an object"),
+                    ([lines[0], edited(first, disposition=7)] + lines[2:],
+                     "line 2: disposition: wrong type; expected a string"),
+                    ([lines[0], edited(first, disposition="great")] + lines[2:],
+                     "line 2: disposition: 'great': unknown"),
+                    ([lines[0], edited(first, verification__passed=False)] + lines[2:],
+                     "line 2: verification.passed: false; a passed case has a verification that passed"),
+                    ([lines[0], edited(first, problem__m=999)] + lines[2:],
+                     "line 2: problem.m: 999; case 0 of this config has 64"),
+                    ([lines[0], json.dumps(swapped) + "\n"] + lines[2:],
+                     "line 2: sweep.params: not the parameters of case 0 of this config"),
+                    ([lines[0], edited(first, sweep__index=90)] + lines[2:],
+                     "line 2: sweep.index 90: not a case of"),
+                    ([edited(header, config_hash=12345)] + lines[1:],
+                     "sweep-c.jsonl line 1: config_hash: wrong type; expected a string")]:
+                with self.subTest(words):
+                    with open(rec, "w") as f:
+                        f.writelines(bad)
+                    rc, out, err = run("sweep", cfg, "--resume", cwd=d)
+                    self.assertEqual(rc, 2, out + err)
+                    self.assertEqual(len(err.strip().splitlines()), 1, err)
+                    self.assertIn(words, err)
+                    self.assertNotIn("internal error", err)
+
+    def test_merge_checks_indices_and_keys_of_every_shard(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "c.json", SMALL)
+            for i in range(2):
+                rc, out, err = run("sweep", cfg, "--shard", f"{i}/2", cwd=d)
+                self.assertEqual(rc, 0, out + err)
+            shards = [os.path.join(d, f"sweep-c.shard-{i}-of-2.json") for i in range(2)]
+            reps = [load(p) for p in shards]
+
+            def write(name, rep):
+                path = os.path.join(d, name)
+                with open(path, "w") as f:
+                    json.dump(rep, f)
+                return path
+
+            def changed(rep, fn):
+                r = json.loads(json.dumps(rep))
+                fn(r)
+                return r
+
+            def shift(r):  # every index +90: as many cases as before, none of the config
+                for c in r["cases"]:
+                    c["sweep"]["index"] += 90
+            out_path = os.path.join(d, "all.json")
+            for name, rep, words in [
+                    ("shifted.json", changed(reps[1], shift), "cases[0].sweep.index 91: not a case of shard 1/2 of a config with 9 cases"),
+                    ("index.json", changed(reps[1], lambda r: r["sweep"]["shard"].update(index=5)),
+                     "sweep.shard 5/2: expected 0 <= index < count"),
+                    ("hash.json", changed(reps[1], lambda r: r["sweep"].update(config_hash=12345)),
+                     "hash.json: sweep.config_hash: wrong type; expected a string"),
+                    ("disp.json", changed(reps[1], lambda r: r["cases"][0].update(disposition=7)),
+                     "disp.json: cases[0].disposition: wrong type; expected a string")]:
+                with self.subTest(name):
+                    rc, out, err = run("merge", out_path, shards[0], write(name, rep))
+                    self.assertEqual(rc, 2, out + err)
+                    self.assertEqual(len(err.strip().splitlines()), 1, err)
+                    self.assertIn(words, err)
+                    self.assertNotIn("internal error", err)
+                    self.assertFalse(os.path.exists(out_path))
+            # Missing cases are named by index, not judged by a count.
+            rc, out, err = run("merge", out_path, shards[0])
+            self.assertEqual(rc, 3, out + err)
+            self.assertIn("incomplete: 4 cases of the config are in none of the reports: 1, 3, 5, 7", out)
+            self.assertEqual(load(out_path)["sweep"]["missing"], [1, 3, 5, 7])
+            check_report_schema(self, load(out_path))
+            # A merged report is not a shard: merging it again is refused.
+            rc, out, err = run("merge", os.path.join(d, "again.json"), out_path, shards[1])
+            self.assertEqual(rc, 2, out + err)
+            self.assertIn("a merged report (sweep.merged_from)", err)
+
     def test_shards_merge_to_the_whole(self):
         with tempfile.TemporaryDirectory() as d:
             cfg = write_config(d, "c.json", SMALL)
@@ -456,7 +562,7 @@ class Sweeps(unittest.TestCase):
             # A missing shard: merged, said, and exit 3.
             rc, out, _ = run("merge", os.path.join(d, "part.json"), *shards[:2])
             self.assertEqual(rc, 3)
-            self.assertIn("incomplete: 3 cases", out)
+            self.assertIn("incomplete: 3 cases of the config are in none of the reports: 1, 4, 7", out)
             # Shards of another config: refused.
             other = write_config(d, "o.json", dict(SMALL, defaults={"warmup": 0, "iters": 2}))
             rc, _, _ = run("sweep", other, "--shard", "1/3", cwd=d)

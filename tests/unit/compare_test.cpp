@@ -210,3 +210,28 @@ TEST(Compare, APassedCaseWithAZeroOrNoMedianIsAnError) {
   EXPECT_EQ(message(report({untimed})),
             "BASE.json: cases[0]: passed but has no kernel_timing with ran true; expected the kernel's median");
 }
+
+TEST(Compare, TooFewSamplesOnEitherSideAreNotComparable) {
+  // One sample each (configs/smoke.json's iters: 1): IQR 0, so any change looked beyond noise.
+  const json base = report({make_case(128, "naive", 100, 0, 1)});
+  const json now = report({make_case(128, "naive", 150, 0, 1)});
+  const CompareResult c = compare_reports(base, now, {});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::NotComparable);
+  EXPECT_FALSE(c.rows[0].regression);
+  EXPECT_EQ(c.rows[0].samples, 1);
+  EXPECT_NE(compare_markdown(c, {}).find("not comparable: 1 samples (at least 3 needed)"), std::string::npos);
+  // Enough samples in the base, too few in the new report: still no verdict.
+  const CompareResult mixed = compare_reports(report({make_case(128, "naive", 100, 0.1, 100)}),
+                                              report({make_case(128, "naive", 150, 0, 2)}), {});
+  EXPECT_EQ(mixed.rows[0].verdict, Verdict::NotComparable);
+  EXPECT_EQ(mixed.rows[0].samples, 2);
+  // A case that stops passing is a regression whatever its sample count.
+  const CompareResult fails = compare_reports(base, report({make_case(128, "naive", 100, 0, 1, "incorrect")}), {});
+  EXPECT_EQ(fails.rows[0].verdict, Verdict::NowFails);
+  EXPECT_TRUE(fails.rows[0].regression);
+  // At the minimum the rule applies again.
+  const CompareResult three = compare_reports(report({make_case(128, "naive", 100, 0.1, 3)}),
+                                              report({make_case(128, "naive", 150, 0.1, 3)}), {});
+  EXPECT_EQ(three.rows[0].verdict, Verdict::Slower);
+}

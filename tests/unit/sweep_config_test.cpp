@@ -86,7 +86,7 @@ TEST(SweepConfig, CaseKeysOverrideDefaults) {
     "cases": [
       {"shape": {"m": 16, "n": 16, "k": 64}},
       {"shape": {"m": 32, "n": 16, "k": 64}, "kernels": ["host", "naive"], "dists": ["gpumode"],
-       "seeds": [1, 2], "iters": 1, "flush": false, "timeout_s": 0.5, "peers": [], "mode": "graph"},
+       "seeds": [1, 2], "iters": 1, "flush": false, "timeout_s": 0.5, "peers": [], "mode": "hot"},
       {"shape": {"m": 48, "n": 16, "k": 64}, "peers": "all"}]})");
   ASSERT_EQ(c.cases.size(), 1u + 4u + 1u);
   const SweepCase& a = c.cases[0];
@@ -127,10 +127,33 @@ TEST(SweepConfig, CaseKeysOverrideDefaults) {
     EXPECT_NE(std::find(ba.begin(), ba.end(), "--no-flush"), ba.end());
     const auto mode = std::find(ba.begin(), ba.end(), "--mode");
     ASSERT_NE(mode, ba.end());
-    EXPECT_EQ(*(mode + 1), "graph");
+    EXPECT_EQ(*(mode + 1), "hot");
     EXPECT_EQ(std::find(ba.begin(), ba.end(), "--peers"), ba.end());
   }
   EXPECT_EQ(c.cases[5].peers, (std::vector<std::string>{"all"}));
+}
+
+TEST(SweepConfig, FlushAndModeThatDisagreeAndUnknownNamesAreRefusedAtParseTime) {
+  // Inherited flush: false against a case's mode: the case's key is named.
+  EXPECT_EQ(error_of(R"({"defaults": {"flush": false},
+                        "cases": [{"shape": {"m": 16, "n": 16, "k": 64}},
+                                  {"shape": {"m": 16, "n": 16, "k": 64}, "mode": "rotate"}]})"),
+            "x.json: cases[1].mode: mode 'rotate' conflicts with flush: false (no flush is mode hot); "
+            "give one of them");
+  EXPECT_EQ(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "mode": "hot", "flush": true}]})"),
+            "x.json: cases[0].mode: mode 'hot' conflicts with flush: true (hot is the mode without a "
+            "flush); give one of them");
+  EXPECT_NE(error_of(R"({"defaults": {"kernels": ["auto", "nope"]},
+                        "cases": [{"shape": {"m": 16, "n": 16, "k": 64}}]})")
+                .find("x.json: defaults.kernels[1]: 'nope' is not a kernel; expected auto or one of: "),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "references": ["nope"]}]})")
+                .find("x.json: cases[0].references[0]: 'nope' is not a reference"),
+            std::string::npos);
+  // What agrees passes: no flush with hot, a flush with the other modes.
+  EXPECT_EQ(parse(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "mode": "hot", "flush": false},
+                               {"shape": {"m": 16, "n": 16, "k": 64}, "mode": "rotate", "flush": true}]})")
+                .cases.size(), 2u);
 }
 
 TEST(SweepConfig, UnknownKeysNameTheirPath) {
@@ -318,7 +341,7 @@ TEST(SweepConfig, KernelConfigIsMeasuredAndHashed) {
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernel_config": ""}]})").find("cases[0].kernel_config: expected a non-empty string"), std::string::npos);
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernel_config": "all"}]})").find("cases[0].kernel_config: \"all\" needs named kernels"), std::string::npos);
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["nope"],
-                                "kernel_config": "all"}]})").find("\"all\": 'nope' is not a kernel known here"), std::string::npos);
+                                "kernel_config": "all"}]})").find("cases[0].kernels[0]: 'nope' is not a kernel"), std::string::npos);  // refused before "all" is expanded
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"],
                                 "kernel_config": "all"}]})").find("\"all\": kernel 'host' lists no configurations for 16x16x64 L=1"), std::string::npos);
 }

@@ -279,7 +279,14 @@ namespace {
 json shard_report(int index, int count, int total, const std::string& hash = "fnv1a64:00") {
   json cases = json::array();
   for (int i = index; i < total; i += count)
-    cases.push_back({{"disposition", "passed"}, {"sweep", {{"index", i}}}});
+    cases.push_back({{"problem", {{"m", 16}, {"n", 16}, {"k", 64}, {"l", 1}, {"dist", "gpumode"}, {"seed", i}}},
+                     {"kernel", {{"name", "host"}}},
+                     {"reference", {{"name", "cpu-exact"}}},
+                     {"disposition", "passed"},
+                     {"message", ""},
+                     {"kernel_timing", {{"ran", true}}},
+                     {"verification", {{"passed", true}}},
+                     {"sweep", {{"index", i}}}});
   return {{"hostname", "h" + std::to_string(index)},
           {"device", {{"name", "GPU"}}},
           {"sweep",
@@ -320,6 +327,38 @@ TEST(Merge, JoinsShardsInCaseOrder) {
       merge_reports({{"a.json", shard_report(0, 3, 10)}, {"c.json", shard_report(2, 3, 10)}});
   EXPECT_EQ(part["cases"].size(), 7u);
   EXPECT_FALSE(part["sweep"]["complete"].get<bool>());
+  EXPECT_EQ(part["sweep"]["missing"], json({1, 4, 7}));
+  EXPECT_EQ(m["sweep"]["missing"], json::array());
+}
+
+TEST(Merge, ChecksIndicesAgainstTheConfigNotByCount) {
+  // Every index shifted by 90: as many cases as the config has, none of them its cases.
+  json shifted = shard_report(1, 2, 6);
+  for (auto& c : shifted["cases"]) c["sweep"]["index"] = c["sweep"]["index"].get<int>() + 90;
+  EXPECT_NE(merge_error({{"a.json", shard_report(0, 2, 6)}, {"b.json", shifted}})
+                .find("b.json: cases[0].sweep.index 91: not a case of shard 1/2 of a config with 6 cases"),
+            std::string::npos);
+  // A case of another shard inside a shard's report.
+  json stray = shard_report(1, 2, 6);
+  stray["cases"][0]["sweep"]["index"] = 2;
+  EXPECT_NE(merge_error({{"b.json", stray}}).find("cases[0].sweep.index 2: not a case of shard 1/2"),
+            std::string::npos);
+  json big = shard_report(1, 2, 6);
+  big["sweep"]["shard"]["index"] = 5;
+  EXPECT_NE(merge_error({{"b.json", big}}).find("b.json: sweep.shard 5/2: expected 0 <= index < count"),
+            std::string::npos);
+  // Damaged keys are named, never a json exception.
+  json hash = shard_report(0, 1, 2);
+  hash["sweep"]["config_hash"] = 12345;
+  EXPECT_EQ(merge_error({{"h.json", hash}}), "h.json: sweep.config_hash: wrong type; expected a string");
+  json disp = shard_report(0, 1, 2);
+  disp["cases"][1]["disposition"] = 7;
+  EXPECT_EQ(merge_error({{"d.json", disp}}), "d.json: cases[1].disposition: wrong type; expected a string");
+  // A merged report is not a shard.
+  const json merged = merge_reports({{"a.json", shard_report(0, 2, 6)}});
+  EXPECT_NE(merge_error({{"m.json", merged}, {"b.json", shard_report(1, 2, 6)}})
+                .find("m.json: a merged report (sweep.merged_from)"),
+            std::string::npos);
 }
 
 TEST(Merge, RejectsReportsThatDoNotBelongTogether) {
@@ -334,6 +373,6 @@ TEST(Merge, RejectsReportsThatDoNotBelongTogether) {
                 .find("does not fit"),
             std::string::npos);
   EXPECT_NE(
-      merge_error({{"a.json", json{{"cases", json::array()}}}}).find("a.json: not a sweep report"),
+      merge_error({{"a.json", json{{"cases", json::array()}}}}).find("a.json: sweep: missing; expected an object"),
       std::string::npos);
 }

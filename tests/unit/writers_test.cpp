@@ -234,6 +234,41 @@ TEST(Writers, CsvHasOneRowPerTimingWithTheHeaderColumnCount) {
   EXPECT_EQ(rows[3][col("mode")], "graph");
 }
 
+TEST(Writers, CsvHasARowForACaseThatFailedBeforeTimingAndTheReferenceHasItsOwnStatus) {
+  Fixture f;
+  CaseResult c;  // refused before anything ran: no timing at all
+  c.problem = {{16, 16, 48, 1}, Dist::GpuMode, 0};
+  c.kernel = c.kernel_asked = "k64-host";
+  c.reference = "cpu-exact";
+  c.disposition = Disposition::NotSupported;
+  c.message = "K must be a multiple of 64, here 48";
+  f.cases.push_back(c);
+  std::istringstream in(f.render("csv"));
+  std::string line;
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) rows.push_back(split(line, ','));
+  ASSERT_EQ(rows.size(), 5u);
+  const auto& h = rows[0];
+  for (const auto& r : rows) EXPECT_EQ(r.size(), h.size());
+  auto col = [&](const char* name) {
+    return size_t(std::find(h.begin(), h.end(), name) - h.begin());
+  };
+  ASSERT_LT(col("message"), h.size());
+  EXPECT_EQ(rows[1][col("disposition")], "passed");
+  EXPECT_EQ(rows[2][col("role")], "reference");
+  EXPECT_EQ(rows[2][col("disposition")], "ran");  // not the case's disposition
+  EXPECT_EQ(rows[3][col("disposition")], "incorrect");
+  EXPECT_EQ(rows[3][col("message")], "3 of 100 checked elements mismatch (0 unwritten)");
+  const auto& refused = rows[4];
+  EXPECT_EQ(refused[col("implementation")], "k64-host");
+  EXPECT_EQ(refused[col("role")], "kernel");
+  EXPECT_EQ(refused[col("disposition")], "not_supported");
+  EXPECT_EQ(refused[col("name")], "k64-host/16x16x48x1/gpumode/cold");
+  EXPECT_EQ(refused[col("samples")], "");
+  EXPECT_EQ(refused[col("median_us")], "");
+  EXPECT_EQ(refused[col("message")], "\"K must be a multiple of 64, here 48\"");
+}
+
 TEST(Writers, MarkdownIsATableWithOneRowPerTiming) {
   const Fixture f;
   std::istringstream in(f.render("md"));

@@ -1,0 +1,57 @@
+// A kernel cannot end the tool's verdict (docs/errors.md, "A kernel that ends the process").
+// Foreign code - a plugin's callbacks, a Python kernel, the loading of either - runs inside
+// guard::call. What would end the process from in there becomes the tool's own failure, exit 3,
+// with one line naming the code and what it did:
+//  - a fatal signal (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) on the calling thread jumps out of
+//    the call, which throws runtime_error: the command writes its report as for any error;
+//  - exit()/quick_exit() inside the call reaches our atexit/at_quick_exit hook, which prints
+//    the line, lets the command write what it has (last words) and ends with _exit(3);
+//  - the run's --timeout (a watchdog thread) jumps out of a call that runs past it the same way;
+//    outside any guarded call (a built-in kernel hung on the GPU) the watchdog itself prints the
+//    line, writes the last words and ends the process.
+// _exit() and SIGKILL cannot be caught in a process; a sweep's isolated cases hold for those.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace nvfp4::guard {
+
+// Installs the exit hooks and the fatal-signal handlers (once; later calls do nothing).
+void install();
+
+// Runs fn() as `who` (e.g. "kernel 'x' (plugin /p/lib.so)"); see above. Not reentrant: a call
+// inside a call runs unguarded by its own name (the outer one still holds).
+void call_impl(const char* who, void (*fn)(void*), void* ctx);
+template <class F>
+void call(const std::string& who, F&& fn) {
+  call_impl(who.c_str(), [](void* p) { (*static_cast<F*>(p))(); }, &fn);
+}
+
+// True once a guarded call was jumped out of: its code's state (the heap, an interpreter) may
+// be broken, so the process writes its report and ends with end_now() rather than unwinding
+// everything (destructors, Python's finalization).
+bool tainted();
+// Flushes stdout and stderr and ends the process at once with `code`.
+[[noreturn]] void end_now(int code);
+
+// What a command writes when the process must end from a hook or the watchdog: `why` is the
+// line already printed; `live` is false on the watchdog thread, where the main thread's data
+// may be changing (write only what was copied before). Cleared with an empty function.
+// `subject` is what the watchdog's line names when no guarded call runs ("the run of kernel
+// 'auto'"; empty: "the run").
+void set_last_words(std::function<void(const std::string& why, bool live)> f,
+                    const std::string& subject = {});
+
+// The watchdog of a single run: `seconds` > 0 from now, or 0 for none. `what` names the limit
+// in the line ("--timeout 5"). stop_timeout() disarms it.
+void start_timeout(double seconds, const std::string& what);
+void stop_timeout();
+
+// "SIGSEGV" (or "signal 40"): how every line of the tool names a signal.
+std::string signal_name(int sig);
+
+// SIGINT/SIGTERM end a single run with exit 130 and one line.
+void install_interrupt_exit();
+
+}  // namespace nvfp4::guard

@@ -1,0 +1,66 @@
+// Host kernels that end the process in known ways, built only for the tests (docs/errors.md, "A
+// kernel that ends the process"): each computes nothing and exits, crashes or hangs inside run;
+// NVFP4_TEST_END_AT_LOAD=exit|segv|abort|hang does the same while the library is being loaded
+// (its constructor), before the tool has seen its table.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "nvfp4bench/plugin.h"
+
+namespace {
+
+enum class End { Exit, QuickExit, Segv, Abort, Fpe, Hang };
+
+volatile int* volatile g_null = nullptr;
+
+[[noreturn]] void end(End e) {
+  switch (e) {
+    case End::Exit: std::exit(0);  // "success", if the tool let it through
+    case End::QuickExit: std::quick_exit(0);
+    case End::Segv: *g_null = 1; break;
+    case End::Abort: std::abort();
+    case End::Fpe: std::raise(SIGFPE); break;
+    case End::Hang: break;
+  }
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+int32_t run(void* user, const nvfp4bench_problem*, const nvfp4bench_operands*, void*, void*,
+            char*, size_t) {
+  end(*static_cast<const End*>(user));
+}
+
+__attribute__((constructor)) void at_load() {
+  const char* e = std::getenv("NVFP4_TEST_END_AT_LOAD");
+  if (!e) return;
+  if (!std::strcmp(e, "exit")) end(End::Exit);
+  if (!std::strcmp(e, "segv")) end(End::Segv);
+  if (!std::strcmp(e, "abort")) end(End::Abort);
+  if (!std::strcmp(e, "hang")) end(End::Hang);
+}
+
+End kExit = End::Exit, kQuickExit = End::QuickExit, kSegv = End::Segv, kAbort = End::Abort,
+    kFpe = End::Fpe, kHang = End::Hang;
+
+const nvfp4bench_kernel kKernels[] = {
+    {"exit-host", "test plugin: exit(0) in run", NVFP4BENCH_SPACE_HOST, 0, 0, &kExit, nullptr, nullptr, run},
+    {"quick-exit-host", "test plugin: quick_exit(0) in run", NVFP4BENCH_SPACE_HOST, 0, 0, &kQuickExit,
+     nullptr, nullptr, run},
+    {"segv-host", "test plugin: a null store in run", NVFP4BENCH_SPACE_HOST, 0, 0, &kSegv, nullptr, nullptr, run},
+    {"abort-host", "test plugin: abort() in run", NVFP4BENCH_SPACE_HOST, 0, 0, &kAbort, nullptr, nullptr, run},
+    {"fpe-host", "test plugin: SIGFPE in run", NVFP4BENCH_SPACE_HOST, 0, 0, &kFpe, nullptr, nullptr, run},
+    {"hang-host", "test plugin: never returns from run", NVFP4BENCH_SPACE_HOST, 0, 0, &kHang, nullptr,
+     nullptr, run},
+};
+
+const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,
+                                   sizeof kKernels / sizeof kKernels[0], kKernels};
+
+}  // namespace
+
+extern "C" NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin* nvfp4bench_plugin_entry(void) {
+  return &kPlugin;
+}
