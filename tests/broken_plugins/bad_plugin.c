@@ -5,6 +5,7 @@
  *   CLASH      names its kernel "host", a built-in
  *   EMPTY      lists no kernels
  *   BAD_NAME   names its kernel "has space"
+ *   BAD_CONFIGS  its optional configurations table names a kernel it does not have
  */
 #include "nvfp4bench/plugin.h"
 
@@ -37,4 +38,20 @@ static const nvfp4bench_plugin plugin = {NVFP4BENCH_PLUGIN_ABI_VERSION, 1, kerne
 NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin* some_other_symbol(void) { return &plugin; }
 #else
 NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin* nvfp4bench_plugin_entry(void) { return &plugin; }
+#endif
+
+#if defined(BAD_CONFIGS)
+static int32_t list(void* user, const nvfp4bench_problem* p, uint32_t index, char* buf, size_t size) {
+  (void)user, (void)p, (void)index, (void)buf, (void)size;
+  return NVFP4BENCH_UNSUPPORTED;
+}
+static int32_t set(void* user, const char* config, const nvfp4bench_problem* p, char* msg, size_t size) {
+  (void)user, (void)config, (void)p, (void)msg, (void)size;
+  return NVFP4BENCH_OK;
+}
+static const nvfp4bench_kernel_configs configs[] = {{"not-in-the-table", list, set, 0}};
+static const nvfp4bench_plugin_configs plugin_configs = {1, configs};
+NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin_configs* nvfp4bench_plugin_configs_entry(void) {
+  return &plugin_configs;
+}
 #endif
