@@ -105,9 +105,8 @@ class Cta {
   // Blocks the calling kernel thread until pred() holds, sleeping on `channel` (an mbarrier's
   // address, or kBarChannel / kWarpChannel + id); with `timeout_ms` >= 0 returns false once it
   // has waited that long. Throws Abort when the run is being torn down.
-  template <class Pred>
-  bool wait(std::unique_lock<std::mutex>& lk, Pred pred, const char* where, uint64_t channel,
-            int timeout_ms = -1);
+  bool wait(std::unique_lock<std::mutex>& lk, const std::function<bool()>& pred,
+            const char* where, uint64_t channel, int timeout_ms = -1);
   [[noreturn]] void abort_thread(std::unique_lock<std::mutex>& lk);
 
   // shared memory
@@ -171,6 +170,8 @@ class Cta {
 // The CTA and thread index of the calling host thread (set by Cta::run).
 Cta* current_cta();
 int current_tid();
+// The kernel wait site of the calling thread's current mbarrier wait (planted_skip_wait).
+int& current_site();
 
 }  // namespace detail
 }  // namespace host_model
