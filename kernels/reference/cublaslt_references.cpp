@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "src/core/error.hpp"
 #include "src/device/buffer.hpp"
 #include "src/device/cublaslt_gemm.hpp"
@@ -23,6 +25,24 @@ void check_prepared(const std::string& name, bool prepared, const Shape& prep, c
     throw runtime_error(fmt::format("{}: run() for {}x{}x{} L={} after prepare() for {}x{}x{} L={}",
                                     name, s.m, s.n, s.k, s.l, prep.m, prep.n, prep.k, prep.l));
 }
+
+}  // namespace
+
+uint32_t pointer_alignment(const void* p) {
+  const uintptr_t v = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 1;
+  while (a < 256 && v % (2 * uintptr_t{a}) == 0) a *= 2;
+  return v == 0 ? 256 : a;
+}
+
+lt::Config with_pointer_alignment(lt::Config c, const Operands& ops) {
+  c.a.min_alignment = std::min(c.a.min_alignment, pointer_alignment(ops.b));
+  c.b.min_alignment = std::min(c.b.min_alignment, pointer_alignment(ops.a));
+  c.d.min_alignment = std::min(c.d.min_alignment, pointer_alignment(ops.c));
+  return c;
+}
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 class CublasLtNvfp4 final : public Gemm {
@@ -48,12 +68,18 @@ class CublasLtNvfp4 final : public Gemm {
   void prepare(const Shape& s, const Operands& ops, cudaStream_t) override {
     if (!ops.sfa_blocked || !ops.sfb_blocked)
       throw runtime_error("cublaslt-nvfp4: the blocked scale buffers are missing");
-    const std::string reason = plan_.prepare(lt::make_nvfp4_config(s, out_), pointers(ops));
-    if (!reason.empty()) throw usage_error(fmt::format("{}: {}", name(), reason));
+    plan_for(s, ops);
     shape_ = s;
   }
   void run(const Shape& s, const Operands& ops, void* workspace, cudaStream_t stream) override {
     check_prepared(name(), plan_.ready(), shape_, s);
+    // An algorithm chosen for better-aligned pointers may not run on these: choose again.
+    const lt::Config need = with_pointer_alignment(lt::make_nvfp4_config(s, out_), ops);
+    const lt::Config& have = plan_.config();
+    if (need.a.min_alignment < have.a.min_alignment ||
+        need.b.min_alignment < have.b.min_alignment ||
+        need.d.min_alignment < have.d.min_alignment)
+      plan_for(s, ops);
     plan_.run(pointers(ops), workspace, lt::kWorkspaceBytes, stream);
   }
   int auto_rank() const override { return role_ == Role::Reference ? 3 : 0; }
@@ -61,6 +87,11 @@ class CublasLtNvfp4 final : public Gemm {
  private:
   static lt::Pointers pointers(const Operands& ops) {
     return {ops.a, ops.b, ops.sfa_blocked, ops.sfb_blocked, ops.c};
+  }
+  void plan_for(const Shape& s, const Operands& ops) {
+    const std::string reason =
+        plan_.prepare(with_pointer_alignment(lt::make_nvfp4_config(s, out_), ops), pointers(ops));
+    if (!reason.empty()) throw usage_error(fmt::format("{}: {}", name(), reason));
   }
   Role role_;
   lt::OutType out_;

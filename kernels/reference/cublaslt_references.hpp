@@ -27,4 +27,12 @@ std::unique_ptr<Gemm> make_dequant_f16_peer();
 // The shape used to ask cuBLASLt, in availability(), whether it has any algorithm here.
 inline constexpr Shape kProbeShape{128, 256, 256, 1};
 
+// The largest power of two up to 256 that divides the address (256 for null).
+uint32_t pointer_alignment(const void* p);
+
+// `c` with each matrix's minimum-alignment preference lowered to what the pointers it will be
+// given really have (cuBLAS A is our B, cuBLAS B our A, D our C): the configuration's values
+// assume cudaMalloc'd buffers, a plugin or Python caller may pass others.
+lt::Config with_pointer_alignment(lt::Config c, const Operands& ops);
+
 }  // namespace nvfp4

@@ -291,5 +291,14 @@ NVFP4_HD TensorMapParams make_scale_map_params(int64_t rows, int64_t k, int64_t 
   return p;
 }
 
+// The four maps of one launch (A, B and their blocked scales), as the launcher encodes them.
+struct KernelMapParams {
+  TensorMapParams a, b, sfa, sfb;
+};
+NVFP4_HD KernelMapParams make_kernel_map_params(int64_t m, int64_t n, int64_t k, int64_t l) {
+  return {make_operand_map_params(m, k, l, kBlockM), make_operand_map_params(n, k, l, kBlockN),
+          make_scale_map_params(m, k, l), make_scale_map_params(n, k, l)};
+}
+
 }  // namespace sm100
 }  // namespace nvfp4

@@ -1,6 +1,8 @@
 // The sm_100a instructions the kernel uses, one named helper each (PTX ISA 9.x: mbarrier
-// 9.7.13.15, cp.async.bulk.tensor 9.7.9.25, tcgen05 9.7.16). Device-only; compiled for
-// sm_100a alone (CMake target nvfp4_sm100).
+// 9.7.13.15, cp.async.bulk.tensor 9.7.9.25, tcgen05 9.7.16). Compiled for sm_100a alone (CMake
+// target nvfp4_sm100). With NVFP4_SM100_HOST_MODEL defined, the same helpers come from
+// kernels/sm100/host_model/ptx_host.hpp instead, executed by host models of the hardware, so the
+// kernel's own code (kernel.cuh) runs unchanged on the host; mbar_wait (below) is shared.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (type only; no driver library is linked)
@@ -8,6 +10,9 @@
 #include <cstdint>
 #include <cstdio>
 
+#if defined(NVFP4_SM100_HOST_MODEL)
+#include "kernels/sm100/host_model/ptx_host.hpp"
+#else
 namespace nvfp4 {
 namespace sm100 {
 namespace ptx {
@@ -53,23 +58,6 @@ __device__ __forceinline__ uint64_t global_timer_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
-}
-
-// Waits for the phase of `parity` to complete. A wait longer than kWatchdogNs means a lost
-// arrival (wrong byte count, bad descriptor, a fault in an async unit): report where and trap,
-// so a first run on new hardware fails with an error instead of hanging the GPU.
-constexpr uint64_t kWatchdogNs = 10ull * 1000 * 1000 * 1000;
-
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity, int site) {
-  if (mbar_try_wait(bar, parity)) return;
-  const uint64_t start = global_timer_ns();
-  while (!mbar_try_wait(bar, parity)) {
-    if (global_timer_ns() - start > kWatchdogNs) {
-      printf("nvfp4 sm100 watchdog: block %d thread %d stuck at wait site %d (parity %u)\n",
-             static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x), site, parity);
-      __trap();
-    }
-  }
 }
 
 // ---- TMA ------------------------------------------------------------------------------------
@@ -167,6 +155,35 @@ __device__ __forceinline__ void tmem_load_32cols(uint32_t taddr, float (&v)[32])
 // Named barrier for the epilogue warps only (id 0 is __syncthreads).
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace ptx
+}  // namespace sm100
+}  // namespace nvfp4
+#endif  // NVFP4_SM100_HOST_MODEL
+
+namespace nvfp4 {
+namespace sm100 {
+namespace ptx {
+
+// Waits for the phase of `parity` to complete. A wait longer than kWatchdogNs means a lost
+// arrival (wrong byte count, bad descriptor, a fault in an async unit): report where and trap,
+// so a first run on new hardware fails with an error instead of hanging the GPU.
+constexpr uint64_t kWatchdogNs = 10ull * 1000 * 1000 * 1000;
+
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity, int site) {
+#if defined(NVFP4_SM100_HOST_MODEL)
+  if (host_model::planted_skip_wait(site)) return;  // a planted bug of the model's self-test
+#endif
+  if (mbar_try_wait(bar, parity)) return;
+  const uint64_t start = global_timer_ns();
+  while (!mbar_try_wait(bar, parity)) {
+    if (global_timer_ns() - start > kWatchdogNs) {
+      printf("nvfp4 sm100 watchdog: block %d thread %d stuck at wait site %d (parity %u)\n",
+             static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x), site, parity);
+      __trap();
+    }
+  }
 }
 
 }  // namespace ptx

@@ -42,6 +42,11 @@ NVFP4_HD WorkPlan make_plan(int64_t m, int64_t n, int64_t k, int64_t l, int sm_c
   return p;
 }
 
+// The persistent grid: one CTA per SM at most, never more CTAs than units.
+NVFP4_HD int launch_grid(const WorkPlan& p, int sm_count) {
+  return p.units() < sm_count ? p.units() : sm_count;
+}
+
 // Units are tile-major (splits of one tile are adjacent) with N fastest, so CTAs running at
 // the same time share the A rows and neighbouring B rows in L2.
 NVFP4_HD WorkUnit decode_unit(const WorkPlan& p, int unit) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/reference/cublaslt_references.hpp"
 #include "src/core/error.hpp"
 #include "src/device/cublas_check.hpp"
 #include "src/device/cublaslt_config.hpp"
@@ -446,4 +447,31 @@ TEST(LtPlan, DescribesInTheToolsTermsAndRefusesToRunUnprepared) {
   Plan plan;
   EXPECT_FALSE(plan.ready());
   EXPECT_EQ(exit_code_of([&] { plan.run(Pointers{}, nullptr, 0, nullptr); }), kExitRuntime);
+}
+
+// Review finding: the NVFP4 reference's minimum-alignment preferences come from the pointers
+// it is given, not only from the configuration (which assumes cudaMalloc'd buffers).
+TEST(LtConfig, Nvfp4AlignmentFollowsThePointers) {
+  EXPECT_EQ(pointer_alignment(nullptr), 256u);
+  EXPECT_EQ(pointer_alignment(reinterpret_cast<const void*>(0x1000)), 256u);
+  EXPECT_EQ(pointer_alignment(reinterpret_cast<const void*>(0x1010)), 16u);
+  EXPECT_EQ(pointer_alignment(reinterpret_cast<const void*>(0x1002)), 2u);
+  const lt::Config base = lt::make_nvfp4_config({128, 256, 256, 1}, lt::OutType::F16);
+  ASSERT_EQ(base.a.min_alignment, 256u);
+  Operands ops;
+  ops.a = reinterpret_cast<const uint8_t*>(0x2040);  // our A = cuBLAS B: 64-byte aligned
+  ops.b = reinterpret_cast<const uint8_t*>(0x3020);  // our B = cuBLAS A: 32
+  ops.c = reinterpret_cast<uint16_t*>(0x4010);       // D: 16
+  const lt::Config c = with_pointer_alignment(base, ops);
+  EXPECT_EQ(c.a.min_alignment, 32u);
+  EXPECT_EQ(c.b.min_alignment, 64u);
+  EXPECT_EQ(c.d.min_alignment, 16u);
+  // Never raised above what the configuration's batch strides allow.
+  const lt::Config batched = lt::make_nvfp4_config({1, 32, 256, 3}, lt::OutType::F16);
+  Operands aligned;
+  aligned.a = aligned.b = reinterpret_cast<const uint8_t*>(0x10000);
+  aligned.c = reinterpret_cast<uint16_t*>(0x10000);
+  const lt::Config cb = with_pointer_alignment(batched, aligned);
+  EXPECT_EQ(cb.b.min_alignment, batched.b.min_alignment);
+  EXPECT_LT(cb.b.min_alignment, 256u);
 }

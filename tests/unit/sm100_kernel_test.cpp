@@ -6,7 +6,10 @@
 #include "tests/gpu_test.hpp"
 
 #include <string>
+#include <vector>
 
+#include "kernels/sm100/map_cache.hpp"
+#include "src/core/error.hpp"
 #include "src/device/device_info.hpp"
 #include "src/registry/registry.hpp"
 
@@ -66,4 +69,70 @@ TEST(Sm100Kernel, WorkspaceOnlyForSplitK) {
   const size_t ws = g->workspace_bytes({128, 128, 16384, 1});
   EXPECT_GE(ws, 2u * 128 * 128 * 4);
   EXPECT_EQ(ws % (128 * 128 * 4), 0u);
+}
+
+// Review finding: M or N of 2^31 would overflow the int the kernel holds them in.
+TEST(Sm100Kernel, ShapeRulesStopBelow2To31) {
+  const auto g = make_gemm("sm100", Role::Kernel);
+  ASSERT_NE(g, nullptr);
+  const int64_t big = int64_t{1} << 31;
+  EXPECT_NE(g->shape_error({1, big, 256, 1}).find("below 2^31"), std::string::npos);
+  EXPECT_NE(g->shape_error({big, 32, 256, 1}).find("below 2^31"), std::string::npos);
+  EXPECT_EQ(g->shape_error({1, big - 32, 256, 1}), "");
+}
+
+// Review finding: the epilogue's 16-byte stores need a 16-byte aligned C (and workspace); a
+// plugin or Python caller may pass other pointers. Refused before any CUDA call, so this
+// holds on a machine without a GPU.
+TEST(Sm100Kernel, RefusesMisalignedOutput) {
+  const auto g = make_gemm("sm100", Role::Kernel);
+  ASSERT_NE(g, nullptr);
+  alignas(16) static uint16_t c[64];
+  Operands ops;
+  ops.c = c + 1;  // 2-byte aligned
+  try {
+    g->run({128, 256, 256, 1}, ops, nullptr, nullptr);
+    FAIL() << "a misaligned C was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitRuntime);
+    EXPECT_NE(std::string(e.what()).find("C ("), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("16-byte aligned"), std::string::npos) << e.what();
+  }
+  ops.c = c;
+  try {
+    g->run({128, 256, 256, 1}, ops, reinterpret_cast<uint8_t*>(c) + 4, nullptr);
+    FAIL() << "a misaligned workspace was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace"), std::string::npos) << e.what();
+  }
+}
+
+// Review finding: rotate mode cycles through operand copies; the tensor-map cache must keep
+// one entry per copy so timed launches do not re-encode, and stay bounded.
+TEST(Sm100Kernel, MapCacheKeepsOneEntryPerOperandSet) {
+  sm100::MapCache<int> cache(64);
+  int encodes = 0;
+  std::vector<uint8_t> bufs(40 * 16);
+  auto ops_of = [&](int i) {
+    Operands o;
+    o.a = o.b = o.sfa_blocked = o.sfb_blocked = bufs.data() + 16 * i;
+    return o;
+  };
+  const Shape s{128, 7168, 2048, 1};
+  for (int pass = 0; pass < 3; ++pass)
+    for (int i = 0; i < 40; ++i)
+      EXPECT_EQ(cache.get(sm100::MapKey::of(s, ops_of(i)), [&] { return ++encodes, i; }), i);
+  EXPECT_EQ(encodes, 40);  // once per copy, not once per launch
+  EXPECT_EQ(cache.size(), 40u);
+  // Another shape on the same buffers is another entry.
+  cache.get(sm100::MapKey::of({256, 7168, 2048, 1}, ops_of(0)), [&] { return ++encodes; });
+  EXPECT_EQ(encodes, 41);
+  // Bounded: past the capacity the oldest entries go.
+  sm100::MapCache<int> small(8);
+  for (int i = 0; i < 40; ++i) small.get(sm100::MapKey::of(s, ops_of(i)), [&] { return i; });
+  EXPECT_EQ(small.size(), 8u);
+  int again = 0;
+  small.get(sm100::MapKey::of(s, ops_of(39)), [&] { return ++again; });
+  small.get(sm100::MapKey::of(s, ops_of(0)), [&] { return ++again; });
+  EXPECT_EQ(again, 1);  // the newest was kept, the oldest re-encoded
 }

@@ -1,0 +1,72 @@
+// The sm100 launcher's cache of encoded tensor maps, keyed per operand set: rotate mode cycles
+// through many copies of the operands (docs/cli.md, --rotate), and re-encoding four maps on the
+// host for every timed launch would inflate the timings. Bounded: the oldest entry goes first.
+// Header-only and free of CUDA calls, so the CPU tests exercise it (tests/unit/sm100_kernel_test).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+
+#include "src/gemm/gemm.hpp"
+
+namespace nvfp4 {
+namespace sm100 {
+
+struct MapKey {
+  Shape shape;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* sfa = nullptr;
+  const void* sfb = nullptr;
+  static MapKey of(const Shape& s, const Operands& ops) {
+    return {s, ops.a, ops.b, ops.sfa_blocked, ops.sfb_blocked};
+  }
+  bool operator==(const MapKey& o) const {
+    return shape.m == o.shape.m && shape.n == o.shape.n && shape.k == o.shape.k &&
+           shape.l == o.shape.l && a == o.a && b == o.b && sfa == o.sfa && sfb == o.sfb;
+  }
+};
+
+struct MapKeyHash {
+  size_t operator()(const MapKey& k) const {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.l}) mix(static_cast<uint64_t>(v));
+    for (const void* p : {k.a, k.b, k.sfa, k.sfb}) mix(reinterpret_cast<uintptr_t>(p));
+    return static_cast<size_t>(h);
+  }
+};
+
+template <class Maps>
+class MapCache {
+ public:
+  // Enough for every rotate-mode copy of the GPU MODE shapes (3x a B200's L2 over the smallest
+  // case's ~118 KB is ~3,200 copies); an entry is ~600 bytes.
+  static constexpr size_t kDefaultCapacity = 4096;
+  explicit MapCache(size_t capacity = kDefaultCapacity) : capacity_(capacity ? capacity : 1) {}
+
+  // The maps of `key`, encoded by `encode` only when not cached.
+  const Maps& get(const MapKey& key, const std::function<Maps()>& encode) {
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    Maps m = encode();  // may throw: then nothing is cached
+    if (entries_.size() >= capacity_) {
+      entries_.erase(order_.front());
+      order_.pop_front();
+    }
+    order_.push_back(key);
+    return entries_.emplace(key, std::move(m)).first->second;
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  size_t capacity_;
+  std::unordered_map<MapKey, Maps, MapKeyHash> entries_;
+  std::deque<MapKey> order_;
+};
+
+}  // namespace sm100
+}  // namespace nvfp4

@@ -1,0 +1,73 @@
+"""scripts/device/blackwell-first-run.sh refuses, with one line and exit 2, on anything but a
+compute capability 10.x GPU, before it writes anything; on a 10.x GPU its gate passes. The GPU is
+a fake nvidia-smi first on PATH, so this runs on any machine."""
+import os
+import stat
+import subprocess
+import tempfile
+import unittest
+
+SRC = os.environ.get("NVFP4_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+SCRIPT = os.path.join(SRC, "scripts", "device", "blackwell-first-run.sh")
+
+
+class FirstRunGate(unittest.TestCase):
+    def run_with_gpu(self, answer, *steps, rc=0):
+        """Runs the script with an nvidia-smi that prints `answer` for the query (exit `rc`)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "bin", "nvidia-smi")
+            os.makedirs(os.path.dirname(fake))
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\n")
+                if answer is not None:
+                    f.write(f"printf '%s\\n' '{answer}'\n")
+                f.write(f"exit {rc}\n")
+            os.chmod(fake, os.stat(fake).st_mode | stat.S_IEXEC)
+            env = dict(os.environ, PATH=os.path.dirname(fake) + os.pathsep + os.environ["PATH"],
+                       OUT=os.path.join(tmp, "out"))
+            env.pop("NVFP4_FIRST_RUN_ANY_GPU", None)
+            p = subprocess.run(["bash", SCRIPT, *steps], cwd=SRC, env=env, capture_output=True,
+                               text=True, timeout=60)
+            out = os.path.join(tmp, "out", "blackwell-first-run")
+            readme = open(os.path.join(out, "README.md")).read() if os.path.exists(
+                os.path.join(out, "README.md")) else None
+            return p, os.path.exists(out), readme
+
+    def assert_refused(self, p, wrote, *words):
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stdout, "")
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("needs compute capability 10.x", lines[0])
+        for w in words:
+            self.assertIn(w, lines[0])
+        self.assertFalse(wrote, "wrote results before refusing")
+
+    def test_refuses_without_a_gpu(self):
+        p, wrote, _ = self.run_with_gpu(None, rc=9)
+        self.assert_refused(p, wrote, "no NVIDIA GPU")
+
+    def test_refuses_on_an_h200(self):
+        p, wrote, _ = self.run_with_gpu("NVIDIA H200, 9.0")
+        self.assert_refused(p, wrote, "NVIDIA H200", "compute capability 9.0")
+
+    def test_refuses_on_a_later_architecture(self):
+        p, wrote, _ = self.run_with_gpu("NVIDIA RTX PRO 6000, 12.0")
+        self.assert_refused(p, wrote, "12.0")
+
+    def test_gate_passes_on_a_b200(self):
+        p, wrote, readme = self.run_with_gpu("NVIDIA B200, 10.0", "gate")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue(wrote)
+        self.assertIn("NVIDIA B200, 10.0", readme)
+        self.assertIn("0 step(s) failed", readme)
+        self.assertNotIn("NOT a Blackwell GPU", readme)
+
+    def test_unknown_step_is_refused(self):
+        p, _, _ = self.run_with_gpu("NVIDIA B200, 10.0", "bogus")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown step 'bogus'", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
