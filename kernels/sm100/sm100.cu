@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 
+#include "src/device/sm_count.hpp"
+#include "src/device/tensor_map.hpp"
 #include "src/core/error.hpp"
 #include "src/device/buffer.hpp"
 #include "src/device/cuda_check.hpp"
@@ -50,59 +52,34 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // ---- host -----------------------------------------------------------------------------------
 
-using EncodeTiledFn = decltype(&cuTensorMapEncodeTiled);
-
-// The driver's tensor-map encoder through the runtime's entry-point query: no libcuda link.
-EncodeTiledFn encode_tiled_fn() {
-  static const EncodeTiledFn fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    NVFP4_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
-                                                      cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || p == nullptr)
-      throw runtime_error("sm100: the CUDA driver has no cuTensorMapEncodeTiled (needs 12.0+)");
-    return reinterpret_cast<EncodeTiledFn>(p);
-  }();
-  return fn;
-}
-
+// The tool's one tensor-map encoder (src/device/tensor_map.hpp), after the descriptor's own
+// checks, which name the broken rule before the driver's bare CUDA_ERROR_INVALID_VALUE.
 CUtensorMap encode_map(const TensorMapParams& p, const void* base, const char* what) {
   if (const char* err = p.check())
     throw runtime_error(fmt::format("sm100: tensor map of {}: {}", what, err));
   if (reinterpret_cast<uintptr_t>(base) % 16 != 0)
     throw runtime_error(fmt::format("sm100: {} must be 16-byte aligned for TMA", what));
-  cuuint64_t dims[5], strides[4];
-  cuuint32_t box[5], elem_strides[5];
+  TensorMapSpec spec;
+  spec.dtype = static_cast<CUtensorMapDataType>(p.dtype);
+  spec.rank = p.rank;
   for (int i = 0; i < 5; ++i) {
-    dims[i] = p.dims[i];
-    box[i] = p.box[i];
-    elem_strides[i] = p.elem_strides[i];
+    spec.dims[i] = p.dims[i];
+    spec.box[i] = p.box[i];
+    spec.elem_strides[i] = p.elem_strides[i];
   }
-  for (int i = 0; i < 4; ++i) strides[i] = p.strides_bytes[i];
-  CUtensorMap map;
-  std::memset(&map, 0, sizeof map);
-  const CUresult r =
-      encode_tiled_fn()(&map, static_cast<CUtensorMapDataType>(p.dtype), p.rank,
-                        const_cast<void*>(base), dims, strides, box, elem_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, static_cast<CUtensorMapSwizzle>(p.swizzle),
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw runtime_error(fmt::format("sm100: cuTensorMapEncodeTiled({}) failed: CUresult {}", what,
-                                    static_cast<int>(r)));
-  return map;
+  for (int i = 0; i < 4; ++i) spec.strides_bytes[i] = p.strides_bytes[i];
+  spec.swizzle = static_cast<CUtensorMapSwizzle>(p.swizzle);
+  spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  return encode_tensor_map(spec, base, std::string("sm100 ") + what);
 }
 
-// The current device's SM count; without a usable device (shape queries on a machine that
-// cannot run the kernel anyway) a B200's 148, so workspace_bytes() still answers.
+// The current device's SM count (src/device/sm_count.hpp); without a usable device (shape
+// queries on a machine that cannot run the kernel anyway) a B200's 148, so workspace_bytes()
+// still answers.
 int current_sm_count() {
   constexpr int kB200Sms = 148;
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free error so later checks start clean
-    return kB200Sms;
-  }
-  return sms;
+  const int n = device_sm_count();
+  return n > 0 ? n : kB200Sms;
 }
 
 class Sm100Gemm final : public Gemm {
