@@ -1,7 +1,7 @@
 // The sm100 kernel's device code: the warp roles and the body of one CTA. Included by
 // kernels/sm100/sm100.cu (compiled for sm_100a) and, verbatim, by the host execution
 // (kernels/sm100/host_model, NVFP4_SM100_HOST_MODEL), which runs it against host models of
-// the hardware (docs/kernels.md, "The Blackwell kernel (sm100)").
+// the hardware (docs/kernels.md, "The Blackwell kernel (`sm100`)").
 //
 // Pipeline per CTA (192 threads, persistent over a static list of work units):
 //   warp 0, one thread   TMA producer: per K tile of 256, loads A and B boxes (128 rows x 128
