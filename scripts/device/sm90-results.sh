@@ -5,6 +5,7 @@
 #   paths       both shipped sweep configs with the two paths forced (sm90-fused, sm90-2phase;
 #               20 cold samples, in-process): the table behind the path rule
 #   sanitize    compute-sanitizer memcheck, racecheck and synccheck of both paths on ragged shapes
+#               (racecheck scoped to the kernel under test)
 #   sanitize-configs  racecheck of the fused path at every M tile, split 1 and its largest split,
 #               pinned with --kernel-config (shapes whose ring wraps)
 #   configs     both shipped sweeps, 5 samples, no peers: the configuration of every case beside
@@ -55,7 +56,7 @@ step_build() {
 }
 
 step_tests() {
-  timeout 300 ctest --test-dir build-sm90 -L gpu --output-on-failure > "$R/ctest-gpu.log" 2>&1
+  timeout "${TESTS_TIMEOUT:-300}" ctest --test-dir build-sm90 -L gpu --output-on-failure > "$R/ctest-gpu.log" 2>&1
   echo "ctest -L gpu rc=$?"; grep -E "tests passed|\(Failed\)" "$R/ctest-gpu.log"
 }
 
@@ -78,26 +79,30 @@ step_sanitize() {
   local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool s m n k l f kern kname
   # Both paths as the chooser runs them, on ragged shapes (M, N not multiples of the tiles);
   # racecheck looks at the kernel under test only (cuBLAS's own kernels are not ours to judge).
-  for kern in sm90-2phase sm90-fused; do
+  # fused: every tool at 520x136x768 (its 9-stage ring wraps) and racecheck at 1000x1000x512 L=2;
+  # two-phase: every tool at 1000x1000x512 L=2.
+  local runs=("sm90-fused memcheck 520 136 768 1" "sm90-fused racecheck 520 136 768 1"
+              "sm90-fused synccheck 520 136 768 1" "sm90-fused racecheck 1000 1000 512 2"
+              "sm90-2phase memcheck 1000 1000 512 2" "sm90-2phase racecheck 1000 1000 512 2"
+              "sm90-2phase synccheck 1000 1000 512 2")
+  for s in "${runs[@]}"; do
+    read -r kern tool m n k l <<<"$s"
     kname=fused_kernel; [[ $kern == sm90-2phase ]] && kname=mainloop_kernel
-    for tool in memcheck racecheck synccheck; do
-      for s in "1000 1000 512 2" "300 520 1024 1" "520 136 768 1"; do
-        read -r m n k l <<<"$s"; f="$R/sanitize/$kern-$tool-${m}x${n}x${k}x${l}.txt"
-        timeout 60 "$CS" --tool $tool --kernel-name kns=$kname --error-exitcode 9 $BIN --m $m --n $n \
-          --k $k --l $l --kernel $kern --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
-        echo "$kern $tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 '^config' "$f") $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
-      done
-    done
+    f="$R/sanitize/$kern-$tool-${m}x${n}x${k}x${l}.txt"
+    timeout 60 "$CS" --tool $tool --kernel-name kns=$kname --error-exitcode 9 $BIN --m $m --n $n \
+      --k $k --l $l --kernel $kern --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+    echo "$kern $tool ${m}x${n}x${k}x${l}: rc=$? $(grep -m1 '^config' "$f") $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
   done
 }
 
-# racecheck of the fused path at every M tile it can run at 520x136x768 (12 K blocks: the ring
-# wraps at split 1) and at 1000x264x1536, each at split 1 and at the largest split listed there
-# (--list-configs), pinned with --kernel-config.
+# racecheck of the fused path at every M tile the chooser weighs - 256 and 128 at 520x136x768,
+# 64 at 100x136x1536, 32 and 16 at 20x136x1536 (ragged M and N; at split 1 every ring wraps) -
+# each at split 1 and at the largest split listed there (--list-configs), pinned with
+# --kernel-config.
 step_sanitize-configs() {
   mkdir -p "$R/sanitize-configs"
   local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} s m n k cfg f i=0
-  for s in "520 136 768" "1000 264 1536"; do
+  for s in "520 136 768" "100 136 1536" "20 136 1536"; do
     read -r m n k <<<"$s"
     $BIN --kernel sm90-fused --m $m --n $n --k $k --list-configs > "$R/sanitize-configs/list-${m}x${n}x${k}.txt"
     "$PY" - "$R/sanitize-configs/list-${m}x${n}x${k}.txt" > /tmp/pick.txt <<'PYEOF'

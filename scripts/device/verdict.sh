@@ -10,13 +10,19 @@
 #           table of medians, host us/call, stream held, verdict (modes.txt)
 #   cheats  the CUDA cheat plugins at 128x7168x16384 in every mode: each line shows the exit
 #           code (1) and the reason (cheats.txt)
+#   old     the tool at revision $OLD_REV (default a45241c, the last without the verdict's
+#           checks) into build-old, from `git archive` (or the archive $OLD_TGZ where this .git
+#           lacks the commit); with it, modes also times every row by the old tool, one after
+#           the other (modes-before.txt): the honest timings side by side
 # Usage, from the repository root: OUT=out bash scripts/device/verdict.sh [STEP ...]
-# (default: all). Everything lands in $OUT/verdict/.
+# (default: build tests modes cheats; BUILD=build-sm90 reuses sm90-results.sh's build).
+# Everything lands in $OUT/verdict/.
 set -uo pipefail
 OUT=${OUT:-out}; R=$OUT/verdict; mkdir -p "$R"
 steps=("$@"); ((${#steps[@]})) || steps=(build tests modes cheats)
 PY=$(command -v python3)
-BUILD=build-verdict
+BUILD=${BUILD:-build-verdict}
+OLD_REV=${OLD_REV:-a45241c}
 BIN=$BUILD/nvfp4bench
 MODES=(cold hot rotate graph)
 
@@ -57,17 +63,43 @@ for path in sys.argv[1:]:
 PYEOF
 }
 
+step_old() {
+  local src=/tmp/nvfp4-old; rm -rf "$src"; mkdir -p "$src"
+  if git cat-file -e "$OLD_REV^{commit}" 2>/dev/null; then git archive "$OLD_REV" | tar x -C "$src"
+  elif [[ -n ${OLD_TGZ:-} ]]; then tar xzf "$OLD_TGZ" -C "$src"
+  else echo "old: $OLD_REV is not in this .git and OLD_TGZ is not set"; return 1; fi
+  cmake -S "$src" -B build-old -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVFP4_BUILD_TESTS=OFF \
+    -DNVFP4_CUDA_ARCHS=90a-real -DNVFP4_PYTHON_KERNELS=OFF -DNVFP4_REVISION="$OLD_REV" > "$R/old-cmake.log" 2>&1 || return 1
+  cmake --build build-old -j"$(nproc)" --target nvfp4bench > "$R/old-build.log" 2>&1 || { grep -m5 -A8 error "$R/old-build.log"; return 1; }
+}
+
+summarize_old() {  # the old tool's reports: no verdict, no host time
+  "$PY" - "$@" <<'PYEOF'
+import json, sys
+for path in sys.argv[1:]:
+    c = json.load(open(path))["cases"][0]
+    t = lambda x: "%s %.2f us" % (x["name"], x["stats"]["median_us"]) if x and x.get("ran") else "-"
+    p = c["problem"]
+    print("%dx%dx%d %-6s %-9s | %s | %s | %s" % (p["m"], p["n"], p["k"], c["kernel_timing"]["mode"],
+          c["disposition"], t(c.get("kernel_timing")), t(c.get("reference_timing")), t(c["peers"][0] if c["peers"] else None)))
+PYEOF
+}
+
 step_modes() {
-  local k mode files=()
+  local k mode who bin files=() before=()
   for k in 2048 16384; do
     for mode in "${MODES[@]}"; do
-      $BIN --m 128 --n 7168 --k $k --mode $mode --peers f16-predeq \
-        --json "$R/modes-128x7168x$k-$mode.json" > "$R/modes-128x7168x$k-$mode.log" 2>&1
-      echo "128x7168x$k $mode rc=$?"
-      files+=("$R/modes-128x7168x$k-$mode.json")
+      for who in before after; do
+        bin=$BIN; [[ $who == before ]] && { [[ -x build-old/nvfp4bench ]] || continue; bin=build-old/nvfp4bench; }
+        local f="$R/modes-128x7168x$k-$mode"; [[ $who == before ]] && f="$R/before-128x7168x$k-$mode"
+        $bin --m 128 --n 7168 --k $k --mode $mode --peers f16-predeq --json "$f.json" > "$f.log" 2>&1
+        echo "$who 128x7168x$k $mode rc=$?"
+        if [[ $who == before ]]; then before+=("$f.json"); else files+=("$f.json"); fi
+      done
     done
   done
   summarize "${files[@]}" | tee "$R/modes.txt"
+  ((${#before[@]})) && summarize_old "${before[@]}" | tee "$R/modes-before.txt"
 }
 
 step_cheats() {
