@@ -16,6 +16,9 @@
 #   sm90        scripts/device/sm90-results.sh (tests, both paths on every shipped shape, the sweeps
 #               with peers, the large shapes with every peer, sanitizers of both paths),
 #               then memcheck/racecheck of the registered kernel from build/
+#   verdict     scripts/device/sm90-results.sh build loop default tests sanitize sanitize-configs
+#               configs and scripts/device/verdict.sh old modes cheats on its build (the
+#               2026-12-01-layout-verdict folder), then the Blackwell first-run script's refusal
 #   kernelpy    scripts/device/kernel-py-results.sh (--kernel-py on the GPU backend: its own build
 #               against the python3 on PATH, which must have torch; the seed submission's diff
 #               from $NVFP4_SEED_SUBMISSION_DIFF)
@@ -29,7 +32,7 @@
 # copy the results off a remote machine).
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
-steps=("$@"); ((${#steps[@]})) || steps=(build foundation measure sanitize tool sm90 kernelpy)
+steps=("$@"); ((${#steps[@]})) || steps=(build foundation measure sanitize tool sm90 verdict kernelpy)
 CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 log() { echo "== $*"; }
 need_build() { [[ -x build/nvfp4bench && -x build/tests/gpu/sm90_test ]] || { echo "no build/ with tests: run step build first"; return 2; }; }
@@ -114,6 +117,16 @@ step_sm90() {
   done
 }
 
+step_verdict() {
+  local d="$OUT/verdict"; mkdir -p "$d"
+  OUT="$d" bash scripts/device/verdict.sh old > "$d/old.log" 2>&1 &
+  local old=$!
+  OUT="$d" TESTS_TIMEOUT=330 bash scripts/device/sm90-results.sh build loop default tests sanitize sanitize-configs configs
+  wait $old; tail -3 "$d/old.log"
+  BUILD=build-sm90 OUT="$d" bash scripts/device/verdict.sh modes cheats
+  bash scripts/device/blackwell-first-run.sh > "$d/first-run-h200.log" 2>&1; echo "first-run rc=$? (2 on a non-Blackwell GPU)"
+}
+
 step_kernelpy() {
   local d="$OUT/kernelpy"; mkdir -p "$d"
   OUT="$d" bash scripts/device/kernel-py-results.sh
@@ -121,8 +134,8 @@ step_kernelpy() {
 
 for s in "${steps[@]}"; do
   case $s in
-    build|foundation|measure|sanitize|tool|sm90|kernelpy) log "step $s"; t0=$SECONDS; "step_$s"; echo "step $s: rc=$? ($((SECONDS-t0)) s)" ;;
-    *) echo "unknown step '$s' (build foundation measure sanitize tool sm90 kernelpy)"; exit 2 ;;
+    build|foundation|measure|sanitize|tool|sm90|verdict|kernelpy) log "step $s"; t0=$SECONDS; "step_$s"; echo "step $s: rc=$? ($((SECONDS-t0)) s)" ;;
+    *) echo "unknown step '$s' (build foundation measure sanitize tool sm90 verdict kernelpy)"; exit 2 ;;
   esac
 done
 if [[ ${ARCHIVE:-0} == 1 ]]; then
