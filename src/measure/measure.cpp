@@ -106,7 +106,8 @@ void sample_loop(Measurement& m, const MeasureOptions& opt, const std::function<
                  const ClockFn& now) {
   const double w0 = now();
   int runs = 0;
-  while (runs < opt.warmup || now() - w0 < opt.warmup_s) {
+  // Bounded like sampling: a warm-up count or time past --max-time stops at --max-time.
+  while ((runs < opt.warmup || now() - w0 < opt.warmup_s) && now() - w0 < opt.sampling.max_time_s) {
     warm();
     ++runs;
   }

@@ -143,6 +143,31 @@ TEST(SampleLoop, WarmUpRunsUntilBothCountAndTimeAreMet) {
   EXPECT_EQ(warm, 5);  // the count binds
 }
 
+// A warm-up count (or time) that would outrun --max-time stops at it, as sampling does.
+TEST(SampleLoop, WarmUpIsCappedByTheMaxTime) {
+  FakeClock c;
+  MeasureOptions o;
+  o.iters = 2;
+  o.warmup = 2000000000;
+  o.warmup_s = 0.05;
+  o.sampling.max_time_s = 3.0;
+  int warm = 0;
+  Measurement m;
+  sample_loop(m, o, [&] { ++warm; c.t += 0.5; }, [&] { c.t += 0.01; return TimedSample{5.0, {}}; },
+              ClockPolicy{}, c.fn());
+  EXPECT_EQ(warm, 6);  // 6 x 0.5 s reaches the 3 s cap; the count asked for 2e9
+  EXPECT_EQ(m.warmup_runs, 6);
+
+  FakeClock c2;
+  o.warmup = 1;
+  o.warmup_s = 1e9;  // likewise a warm-up time past the cap
+  warm = 0;
+  Measurement m2;
+  sample_loop(m2, o, [&] { ++warm; c2.t += 1.0; }, [&] { return TimedSample{5.0, {}}; }, ClockPolicy{},
+              c2.fn());
+  EXPECT_EQ(warm, 3);
+}
+
 TEST(SampleLoop, SamplesBelowThreeQuartersOfTheDefaultClockAreDroppedAndRecorded) {
   FakeClock c;
   MeasureOptions o;
