@@ -36,8 +36,7 @@ PY = {
 
 
 def python_built():
-    rc, out, err = nvfp4cli.run("--help", timeout=60)
-    return "--kernel-py" in out
+    return nvfp4cli.built_without_python() is None
 
 
 class Ending:

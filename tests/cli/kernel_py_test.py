@@ -18,7 +18,7 @@ import tempfile
 import textwrap
 import unittest
 
-from nvfp4cli import HOST_ENV, SRC, gpu_reason, run
+from nvfp4cli import HOST_ENV, SRC, built_without_python, gpu_reason, run
 
 SHAPE = ["--m", "160", "--n", "24", "--k", "96", "--l", "2"]  # M > 128: two row tiles of scales
 
@@ -98,16 +98,6 @@ SYNTAX_ERROR = '''
 def custom_kernel(data)
     return data[-1]
 '''
-
-
-def built_without_python():
-    """The tool's message when it was built without Python kernels, else None."""
-    with tempfile.TemporaryDirectory() as d:
-        probe = os.path.join(d, "probe.py")
-        with open(probe, "w") as f:
-            f.write("def custom_kernel(data):\n    return data[-1]\n")
-        rc, out, err = run("--kernel-py", probe, "--list", env=HOST_ENV, timeout=120)
-    return err.strip() if rc == 2 and "built without Python kernels" in err else None
 
 
 class Submissions(unittest.TestCase):

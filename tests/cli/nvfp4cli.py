@@ -3,6 +3,7 @@ to run the tool. ctest sets NVFP4BENCH, NVFP4_PLUGIN_DIR and NVFP4_SOURCE_DIR (t
 CMakeLists.txt); the defaults serve a run by hand from the repository root."""
 import json
 import os
+import tempfile
 import subprocess
 
 SRC = os.path.abspath(os.environ.get(
@@ -39,3 +40,13 @@ def gpu_reason():
     if rc != 0 or first.startswith("device: none"):
         return first or f"--list exited {rc}"
     return None
+
+
+def built_without_python():
+    """The tool's message when it was built without Python kernels, else None."""
+    with tempfile.TemporaryDirectory() as d:
+        probe = os.path.join(d, "probe.py")
+        with open(probe, "w") as f:
+            f.write("def custom_kernel(data):\n    return data[-1]\n")
+        rc, out, err = run("--kernel-py", probe, "--list", env=HOST_ENV, timeout=120)
+    return err.strip() if rc == 2 and "built without Python kernels" in err else None
