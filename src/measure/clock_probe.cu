@@ -3,17 +3,12 @@
 #include <cstdint>
 
 #include "src/device/cuda_check.hpp"
+#include "src/measure/global_timer.cuh"
 #include "src/measure/sm_clock.hpp"
 
 namespace nvfp4 {
 
 namespace {
-
-__device__ __forceinline__ uint64_t global_timer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void clock_probe_kernel(uint64_t spin_ns, unsigned long long* out) {
   const uint64_t t0 = global_timer_ns();

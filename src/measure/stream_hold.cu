@@ -1,21 +1,16 @@
 #include "src/measure/stream_hold.hpp"
 
 #include "src/device/cuda_check.hpp"
+#include "src/measure/global_timer.cuh"
 
 namespace nvfp4 {
 
 namespace {
 
-__device__ __forceinline__ uint64_t hold_timer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __global__ void hold_kernel(volatile int* flags, uint64_t timeout_ns) {
-  const uint64_t t0 = hold_timer_ns();
+  const uint64_t t0 = global_timer_ns();
   while (flags[0] == 0) {
-    if (hold_timer_ns() - t0 > timeout_ns) {
+    if (global_timer_ns() - t0 > timeout_ns) {
       flags[1] = 1;
       return;
     }
