@@ -38,7 +38,11 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nvfp4::guard::take_verdict_file();  // an isolated run's child (src/app/isolated_run.hpp)
   const int rc = run(argc, argv);
+  // The verdict is out: whatever runs after (destructors, Python's finalization, a plugin's
+  // atexit) cannot change what the isolating parent reports.
+  nvfp4::guard::note_verdict(rc);
   // After a kernel crashed or was stopped inside a guarded call, its state (heap, interpreter)
   // may be broken: the report is written, so end without running destructors and finalizers.
   if (nvfp4::guard::tainted()) nvfp4::guard::end_now(rc);

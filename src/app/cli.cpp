@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "src/app/isolated_run.hpp"
 #include "src/core/error.hpp"
 #include "src/core/guard.hpp"
 #include "src/python/python_kernels.hpp"
@@ -72,6 +73,9 @@ int CommandLine::execute(int argc, char** argv) {
   for (const auto& s : subs_) single = single && !s.app->parsed();
   // A single run ends with exit 3 or 130 and one line however its kernels end (guard.hpp); the
   // watchdog covers the loading of plugins and Python files too. Subcommands have their own.
+  // Foreign code (or --isolate) runs in a child, before anything here loads it: what no guard
+  // can catch (_exit, SIGKILL) then still gets a verdict (src/app/isolated_run.hpp).
+  if (single && wants_isolation(run_)) return run_isolated(run_, argc, argv);
   struct Disarm {
     ~Disarm() { guard::stop_timeout(); }
   } disarm;

@@ -65,6 +65,51 @@ int list_configs_command(const CaseSpec& spec, const DeviceInfo& dev) {
   return kExitPass;
 }
 
+void write_run_reports(const RunOptions& o, int argc, char** argv, const DeviceInfo& dev,
+                       const std::string& clock_source, const std::string& clock_note,
+                       const CaseResult& r) {
+  if (o.json_path.empty() && o.output.empty()) return;
+  std::FILE* human = o.output == "-" ? stderr : stdout;
+  RunInfo info = RunInfo::collect(argc, argv, dev, o.spec.measure);
+  info.seed = o.spec.problem.seed;
+  info.tolerance = o.spec.tolerance;
+  info.clock_source = clock_source;
+  info.clock_note = clock_note;
+  if (!o.json_path.empty()) {
+    write_text_file_atomic(o.json_path, make_json_writer()->render(info, {r}, o.keep_samples));
+    std::fprintf(human, "report    %s\n", o.json_path.c_str());
+  }
+  if (!o.output.empty()) {
+    const std::string text = make_writer(o.format)->render(info, {r}, o.keep_samples);
+    if (o.output == "-") {
+      std::fputs(text.c_str(), stdout);
+    } else {
+      write_text_file_atomic(o.output, text);
+      std::fprintf(human, "report    %s (%s)\n", o.output.c_str(), o.format.c_str());
+    }
+  }
+}
+
+CaseResult case_before_run(const RunOptions& o) {
+  CaseResult before;
+  before.problem = o.spec.problem;
+  before.kernel = before.kernel_asked = o.spec.kernel;
+  before.reference = o.spec.reference;
+  before.tolerance = o.spec.tolerance;
+  return before;
+}
+
+void mark_failed(CaseResult& r, Disposition d, const std::string& why) {
+  // What was measured before the failure stays in the report (a reference timed, a first call
+  // verified): the disposition and the message say the case failed, not the numbers' absence.
+  r.disposition = d;
+  r.message = why;
+}
+
+std::string run_subject(const RunOptions& o) {
+  return fmt::format("the run of kernel '{}'", o.spec.kernel);
+}
+
 int run_command(RunOptions& o, int argc, char** argv) {
   validate_options(o);
   for (const auto& lib : o.kernel_libs) (void)load_kernel_library(lib);  // no-op when loaded
@@ -82,53 +127,24 @@ int run_command(RunOptions& o, int argc, char** argv) {
   // With --output - the report owns stdout; the summary moves to stderr.
   std::FILE* human = o.output == "-" ? stderr : stdout;
   const auto write_reports = [&](const CaseResult& r) {
-    if (o.json_path.empty() && o.output.empty()) return;
-    RunInfo info = RunInfo::collect(argc, argv, ctx.dev, o.spec.measure);
-    info.seed = o.spec.problem.seed;
-    info.tolerance = o.spec.tolerance;
-    info.clock_source = ctx.clock_source();
-    info.clock_note = ctx.clock_note;
-    if (!o.json_path.empty()) {
-      write_text_file_atomic(o.json_path, make_json_writer()->render(info, {r}, o.keep_samples));
-      std::fprintf(human, "report    %s\n", o.json_path.c_str());
-    }
-    if (!o.output.empty()) {
-      const std::string text = make_writer(o.format)->render(info, {r}, o.keep_samples);
-      if (o.output == "-") {
-        std::fputs(text.c_str(), stdout);
-      } else {
-        write_text_file_atomic(o.output, text);
-        std::fprintf(human, "report    %s (%s)\n", o.output.c_str(), o.format.c_str());
-      }
-    }
-  };
-  const auto as_failed = [](CaseResult& r, Disposition d, const std::string& why) {
-    r.disposition = d;
-    r.message = why;
-    r.kernel_timing.reset();
-    r.reference_timing.reset();
-    r.verification.reset();
+    write_run_reports(o, argc, argv, ctx.dev, ctx.clock_source(), ctx.clock_note, r);
   };
   CaseResult r;
   // A kernel that ends the process (exit, or the watchdog's --timeout outside a guarded call)
   // still leaves the report: the live case on the main thread, else what was known before it
   // started (the watchdog's thread must not read a case the main thread may be changing).
-  CaseResult before;
-  before.problem = o.spec.problem;
-  before.kernel = before.kernel_asked = o.spec.kernel;
-  before.reference = o.spec.reference;
-  before.tolerance = o.spec.tolerance;
+  const CaseResult before = case_before_run(o);
   guard::set_last_words([&](const std::string& why, bool live) {
     CaseResult last = live ? r : before;
-    as_failed(last, Disposition::Error, why);
+    mark_failed(last, Disposition::Error, why);
     write_reports(last);
-  }, fmt::format("the run of kernel '{}'", o.spec.kernel));
+  }, run_subject(o));
   std::optional<Error> failed;  // a failure of the case itself: still reported, then rethrown
   try {
     run_case_into(o.spec, ctx, r);
   } catch (const Error& e) {
-    as_failed(r, e.exit_code() == kExitBadInput ? Disposition::NotSupported : Disposition::Error,
-              e.what());
+    mark_failed(r, e.exit_code() == kExitBadInput ? Disposition::NotSupported : Disposition::Error,
+                e.what());
     failed = e;
   }
   guard::set_last_words({});

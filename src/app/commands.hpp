@@ -15,6 +15,16 @@ namespace nvfp4 {
 
 // The default command: one problem (or --list). Returns the exit code.
 int run_command(RunOptions& o, int argc, char** argv);
+// The single run's --json and --output reports of `r` (nothing without either).
+void write_run_reports(const RunOptions& o, int argc, char** argv, const DeviceInfo& dev,
+                       const std::string& clock_source, const std::string& clock_note,
+                       const CaseResult& r);
+// What a single run's case is known to be before it runs: problem, kernel asked, reference.
+CaseResult case_before_run(const RunOptions& o);
+// The case as failed with `why`, keeping whatever it had measured.
+void mark_failed(CaseResult& r, Disposition d, const std::string& why);
+// "the run of kernel 'x'": how a line names a single run that did not end.
+std::string run_subject(const RunOptions& o);
 // `--list`: kernels, references and peers with their availability here.
 int list_command(const DeviceInfo& dev);
 // `--list-configs`: the configurations the kernel can run for the shape, one a line.

@@ -155,6 +155,13 @@ void add_output_options(CLI::App& app, RunOptions& o) {
                  "GPU MODE submission, docs/python.md), as py:STEM; repeatable")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->expected(1);
+  auto* isolate = app.add_flag_callback("--isolate", [&o] { o.isolate = 1; },
+                 "run the case in a child process, so that a kernel ending the process in a way "
+                 "no guard can catch (_exit, SIGKILL) still gets a verdict and a report (default "
+                 "with --kernel-lib or --kernel-py)");
+  app.add_flag_callback("--no-isolate", [&o] { o.isolate = 0; },
+                 "run the case in this process, also with --kernel-lib or --kernel-py")
+      ->excludes(isolate);
   auto* list = app.add_flag("--list", o.list, "list kernels, references and peers with their availability here");
   auto* list_configs = app.add_flag("--list-configs", o.list_configs,
                  "list the configurations --kernel can run for this shape (--kernel-config values), "

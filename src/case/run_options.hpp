@@ -26,6 +26,7 @@ struct RunOptions {
   bool keep_samples = false;
   int device = 0;
   double timeout_s = 600;  // --timeout: a single run's watchdog (src/core/guard.hpp); 0: none
+  int isolate = -1;  // --isolate 1, --no-isolate 0, -1: isolated when foreign code runs
   std::vector<std::string> kernel_libs;  // --kernel-lib, loaded by CommandLine::execute
   std::vector<std::string> kernel_pys;   // --kernel-py FILE.py[:FUNCTION], loaded there too
   CLI::Option* iters_option = nullptr;  // to tell a user's --iters from the default

@@ -9,7 +9,8 @@
 //  - the run's --timeout (a watchdog thread) jumps out of a call that runs past it the same way;
 //    outside any guarded call (a built-in kernel hung on the GPU) the watchdog itself prints the
 //    line, writes the last words and ends the process.
-// _exit() and SIGKILL cannot be caught in a process; a sweep's isolated cases hold for those.
+// _exit() and SIGKILL cannot be caught in a process: an isolated run (src/app/isolated_run.hpp,
+// a sweep's cases) holds for those, its child leaving a verdict file that says it ended knowingly.
 #pragma once
 
 #include <functional>
@@ -47,6 +48,15 @@ void set_last_words(std::function<void(const std::string& why, bool live)> f,
 // in the line ("--timeout 5"). stop_timeout() disarms it.
 void start_timeout(double seconds, const std::string& what);
 void stop_timeout();
+
+// The isolated run's child: NVFP4BENCH_VERDICT_FILE names where it writes its exit code once
+// its verdict and reports are out. take_verdict_file() reads (and unsets, so nothing the kernel
+// starts inherits it) the variable at startup; note_verdict(code) writes the file (end_now does
+// too). Without the variable both do nothing.
+constexpr const char* kVerdictFileEnv = "NVFP4BENCH_VERDICT_FILE";
+void take_verdict_file();
+bool isolated_child();
+void note_verdict(int code);
 
 // "SIGSEGV" (or "signal 40"): how every line of the tool names a signal.
 std::string signal_name(int sig);

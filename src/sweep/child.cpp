@@ -59,8 +59,8 @@ int open_log(const std::string& path, std::string& error) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   const int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) ::dup2(devnull, 0);
-  ::dup2(out_fd, 1);
-  ::dup2(err_fd, 2);
+  if (out_fd >= 0) ::dup2(out_fd, 1);
+  if (err_fd >= 0) ::dup2(err_fd, 2);
   ::execv(args[0], args);
   const char msg[] = "nvfp4bench sweep: exec of the case's command failed\n";
   (void)!::write(2, msg, sizeof msg - 1);
@@ -144,11 +144,12 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& o
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int out_fd = open_log(out_path, r.error);
-  if (out_fd < 0) return r;
-  const int err_fd = open_log(err_path, r.error);
-  if (err_fd < 0) {
-    ::close(out_fd);
+  // An empty path: the child writes to this process's own stdout/stderr.
+  const int out_fd = out_path.empty() ? -1 : open_log(out_path, r.error);
+  if (out_fd < 0 && !out_path.empty()) return r;
+  const int err_fd = err_path.empty() ? -1 : open_log(err_path, r.error);
+  if (err_fd < 0 && !err_path.empty()) {
+    if (out_fd >= 0) ::close(out_fd);
     return r;
   }
   const pid_t parent = ::getpid();
@@ -156,14 +157,14 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& o
   const pid_t pid = ::fork();
   if (pid < 0) {
     r.error = fmt::format("fork: {}", std::strerror(errno));
-    ::close(out_fd);
-    ::close(err_fd);
+    if (out_fd >= 0) ::close(out_fd);
+    if (err_fd >= 0) ::close(err_fd);
     return r;
   }
   if (pid == 0) exec_in_child(parent, out_fd, err_fd, args.data());
   ::setpgid(pid, pid);  // also here, so the group exists before any kill below
-  ::close(out_fd);
-  ::close(err_fd);
+  if (out_fd >= 0) ::close(out_fd);
+  if (err_fd >= 0) ::close(err_fd);
 
   const Waited w = wait_for_child(pid, t0, timeout_s, stop);
   if (!w.error.empty()) {

@@ -21,7 +21,8 @@ struct ChildResult {
 };
 
 // Runs argv (argv[0]: the program's path) with stdout going to out_path and stderr to err_path
-// (apart, so the error line is not buried under buffered output). Polls until
+// (apart, so the error line is not buried under buffered output; an empty path leaves that
+// stream as this process's). Polls until
 // it exits, `timeout_s` passes (<= 0: no limit) or *stop becomes true; in the last two cases
 // the child's process group is killed with SIGKILL and reaped. Safe to call from several threads.
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& out_path,

@@ -54,6 +54,7 @@ std::optional<json> SweepRun::run_isolated(const SweepCase& c, std::optional<int
   if (opt.keep_samples) argv.push_back("--samples");
   // The case's own timeout (timeout_for) governs: the child's single-run watchdog is off.
   argv.insert(argv.end(), {"--timeout", "0"});
+  argv.push_back("--no-isolate");  // this process is the case's isolation
   const std::string report = fmt::format("{}/case-{}.json", tmpdir, c.index);
   const std::string out_log = fmt::format("{}/case-{}.out", tmpdir, c.index);
   const std::string err_log = fmt::format("{}/case-{}.err", tmpdir, c.index);

@@ -11,7 +11,7 @@
 
 namespace {
 
-enum class Fault { Nan, Unwritten, Hang, Status, Oob, None, NanWhenAsked };
+enum class Fault { Nan, Unwritten, Hang, Status, Oob, None, NanWhenAsked, StatusLater };
 
 int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o, void*, void*,
             char* msg, size_t size) {
@@ -35,6 +35,20 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
     case Fault::None:
       nvfp4_example::host_gemm(*p, *o, p->m);
       return NVFP4BENCH_OK;
+    case Fault::StatusLater: {  // correct on the operands of its first call, an error status on
+                                // any others (the recheck's): a failure after the timing
+      static uint64_t first = 0;
+      static bool seen = false;
+      uint64_t now = 1469598103934665603ull;  // FNV-1a of A's first 64 bytes (M*K/2 >= 64 here)
+      for (int i = 0; i < 64; ++i) now = (now ^ o->a[i]) * 1099511628211ull;
+      if (!seen) first = now, seen = true;
+      if (now != first) {
+        snprintf(msg, size, "deliberate failure on new operands");
+        return NVFP4BENCH_ERROR;
+      }
+      nvfp4_example::host_gemm(*p, *o, p->m);
+      return NVFP4BENCH_OK;
+    }
     case Fault::NanWhenAsked:  // correct, or one NaN as Nan when NVFP4_TEST_BREAK is set: a
                                // kernel that regresses between two runs under one name
       nvfp4_example::host_gemm(*p, *o, p->m);
@@ -53,7 +67,7 @@ int32_t k64_only(void*, const nvfp4bench_problem* p, char* msg, size_t size) {
 
 Fault kNan = Fault::Nan, kUnwritten = Fault::Unwritten, kHang = Fault::Hang,
       kStatus = Fault::Status, kOob = Fault::Oob, kNone = Fault::None,
-      kNanWhenAsked = Fault::NanWhenAsked;
+      kNanWhenAsked = Fault::NanWhenAsked, kStatusLater = Fault::StatusLater;
 
 const nvfp4bench_kernel kKernels[] = {
     {"broken-nan-host", "test plugin: writes one NaN", NVFP4BENCH_SPACE_HOST, 0, 0, &kNan,
@@ -68,6 +82,8 @@ const nvfp4bench_kernel kKernels[] = {
      NVFP4BENCH_SPACE_HOST, 0, 0, &kOob, nullptr, nullptr, run},
     {"k64-host", "test plugin: correct, refuses K not a multiple of 64", NVFP4BENCH_SPACE_HOST,
      0, 0, &kNone, k64_only, nullptr, run},
+    {"recheck-status-host", "test plugin: correct, then an error status on new operands",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kStatusLater, nullptr, nullptr, run},
     {"flaky-host", "test plugin: correct, or one NaN when NVFP4_TEST_BREAK is set",
      NVFP4BENCH_SPACE_HOST, 0, 0, &kNanWhenAsked, nullptr, nullptr, run},
 };

@@ -2,8 +2,9 @@
 """A kernel cannot end the tool's verdict (docs/errors.md, "A kernel that ends the process"):
 plugins (tests/broken_plugins/ending_host.cpp) and Python kernels that exit, crash or hang - in
 their call and while being loaded - end a single run with exit 3, one stderr line naming the
-kernel and what happened, and the --json report with the case as an error. SIGINT/SIGTERM end a
-run with 130 and one line.
+kernel and what happened, and the --json report with the case as an error. What no guard can
+catch in a process (C's _exit, SIGKILL) is seen by the isolated run (the default with --kernel-lib
+and --kernel-py; --isolate, --no-isolate). SIGINT/SIGTERM end a run with 130 and one line.
   KernelEndHost  on the host backend (forced), every machine; each run a few seconds at most
   KernelEndGpu   device plugins and torch kernels on the GPU; skipped without one"""
 import json
@@ -20,6 +21,8 @@ from nvfp4cli import BIN, HOST_ENV, PLUGIN_DIR, gpu_reason
 SHAPE = ["--m", "16", "--n", "16", "--k", "64"]
 TIMING = ["--iters", "1", "--warmup", "0"]
 ENDING = os.path.join(PLUGIN_DIR, "libnvfp4_ending_host.so")
+BROKEN = os.path.join(PLUGIN_DIR, "libnvfp4_broken_host.so")
+NO_VERDICT = "ended the process without a verdict"
 
 PY = {
     "py_os_exit": "import os\ndef custom_kernel(data):\n    os._exit(0)\n",
@@ -28,6 +31,8 @@ PY = {
     "py_abort": "import os\ndef custom_kernel(data):\n    os.abort()\n",
     "py_hang": "import time\ndef custom_kernel(data):\n    while True:\n        time.sleep(0.05)\n",
     "py_spin": "def custom_kernel(data):\n    while True:\n        pass\n",
+    "py_c_exit": "import ctypes\ndef custom_kernel(data):\n    ctypes.CDLL(None)._exit(0)\n",
+    "py_sigkill": "import os, signal\ndef custom_kernel(data):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
     "py_exit_at_import": "import os\nos._exit(0)\ndef custom_kernel(data):\n    pass\n",
     "py_sys_exit_at_import": "import sys\nsys.exit(0)\n",
     "py_segv_at_import": "import ctypes\nctypes.string_at(0)\n",
@@ -104,15 +109,84 @@ class KernelEndHost(Ending, unittest.TestCase):
     def test_plugin_sigfpe_in_run(self):
         self.plugin("fpe-host", ["crashed: SIGFPE"])
 
+    def test_plugin_raw_exit_is_seen_by_the_isolated_run(self):
+        self.plugin("raw-exit-host", [NO_VERDICT, "exited with code 0", "may not end"])
+
+    def test_plugin_sigkill_is_seen_by_the_isolated_run(self):
+        self.plugin("kill-host", [NO_VERDICT, "crashed with signal 9 (SIGKILL)"])
+
+    def test_guarded_ends_are_the_same_in_process(self):
+        # --no-isolate: the guard alone, in this process: the same lines as isolated.
+        self.plugin("exit-host", ["called exit(0)"], "--no-isolate")
+        self.plugin("segv-host", ["crashed: SIGSEGV"], "--no-isolate")
+
+    def test_no_isolate_cannot_see_a_raw_exit(self):
+        # The documented limit of --no-isolate (docs/errors.md): _exit(0) ends the process as
+        # "success" with no verdict; this is what the default isolation is for.
+        rep = os.path.join(self.dir, "r.json")
+        if os.path.exists(rep):
+            os.remove(rep)
+        rc, out, err = nvfp4cli.run("--kernel-lib", ENDING, "--kernel", "raw-exit-host", *SHAPE, *TIMING,
+                                    "--no-isolate", "--json", rep, env=self.ENV, timeout=60)
+        self.assertEqual(rc, 0, out + err)
+        self.assertFalse(os.path.exists(rep))
+        self.assertNotIn("PASSED", out)
+
+    def test_isolate_and_no_isolate_exclude_each_other(self):
+        rc, out, err = nvfp4cli.run("--isolate", "--no-isolate", *SHAPE, env=self.ENV, timeout=60)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("excludes", err)
+
+    def test_a_built_in_kernel_isolated_passes_as_in_process(self):
+        reports = {}
+        for how in ("--isolate", "--no-isolate"):
+            rep = os.path.join(self.dir, f"r{how}.json")
+            rc, out, err = nvfp4cli.run(*SHAPE, *TIMING, how, "--json", rep, env=self.ENV, timeout=60)
+            self.assertEqual(rc, 0, out + err)
+            self.assertEqual(out.count("verify    PASSED"), 1, out)
+            with open(rep) as f:
+                reports[how] = json.load(f)["cases"][0]
+        a, b = reports["--isolate"], reports["--no-isolate"]
+        self.assertEqual(a["disposition"], "passed")
+        self.assertEqual(a["verification"], b["verification"])
+        self.assertEqual(a["problem"], b["problem"])
+
+    def test_a_failure_keeps_what_was_measured_before_it(self):
+        # Right on its first operands, an error status on the recheck's: the kernel's timing,
+        # the reference's and the first call's verification stay in the report.
+        line, case = self.ends(["--kernel-lib", BROKEN, "--kernel", "recheck-status-host", *SHAPE, *TIMING],
+                               ["deliberate failure on new operands"])
+        self.assertIsNotNone(case)
+        self.assertTrue(case["kernel_timing"]["ran"], case)
+        self.assertGreater(case["kernel_timing"]["stats"]["median_us"], 0)
+        self.assertIn("reference_timing", case)
+        self.assertTrue(case["verification"]["passed"])
+
+    def test_sweep_case_with_a_raw_exit(self):
+        # A sweep's own isolation (its child runs --no-isolate): the case is an error, the sweep goes on.
+        cfg = os.path.join(self.dir, "raw.json")
+        with open(cfg, "w") as f:
+            json.dump({"defaults": {"iters": 1, "warmup": 0},
+                       "cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["raw-exit-host"]},
+                                 {"shape": {"m": 16, "n": 16, "k": 64}}]}, f)
+        rep = os.path.join(self.dir, "raw-report.json")
+        rc, out, err = nvfp4cli.run("--kernel-lib", ENDING, "sweep", cfg, "--json", rep, "--overwrite",
+                                    env=self.ENV, timeout=120)
+        self.assertEqual(rc, 3, out + err)
+        with open(rep) as f:
+            cases = json.load(f)["cases"]
+        self.assertEqual([c["disposition"] for c in cases], ["error", "passed"])
+        self.assertIn("exited with code 0", cases[0]["message"])
+
     def test_plugin_hang_in_run_is_stopped_by_timeout(self):
         self.plugin("hang-host", ["did not return", "--timeout 1"], "--timeout", "1")
 
     def test_plugin_that_ends_while_loading(self):
-        for what, says in [("exit", "called exit(0)"), ("segv", "crashed: SIGSEGV"),
+        for what, says in [("exit", "called exit(0)"), ("raw-exit", NO_VERDICT), ("segv", "crashed: SIGSEGV"),
                            ("abort", "crashed: SIGABRT"), ("hang", "did not return")]:
             with self.subTest(what):
                 self.ends(["--kernel-lib", ENDING, "--kernel", "exit-host", *SHAPE, *TIMING, "--timeout", "1"],
-                          [f"--kernel-lib {ENDING} (while loading)", says],
+                          [f"--kernel-lib {ENDING} (while loading)" if what != "raw-exit" else "kernel 'exit-host'", says],
                           env=dict(self.ENV, NVFP4_TEST_END_AT_LOAD=what))
 
     def test_timeout_outside_a_guarded_call(self):
@@ -172,6 +246,10 @@ class KernelEndHost(Ending, unittest.TestCase):
 
     def test_python_sys_exit(self):
         self.python("py_sys_exit", ["called sys.exit(0)"])
+
+    def test_python_c_exit_and_sigkill(self):
+        self.python("py_c_exit", [NO_VERDICT, "exited with code 0"])
+        self.python("py_sigkill", [NO_VERDICT, "SIGKILL"])
 
     def test_python_segfault(self):
         self.python("py_segv", ["crashed: SIGSEGV"])
