@@ -23,7 +23,7 @@
 #include "src/gemm/gemm.hpp"
 #include "kernels/sm100/descriptors.hpp"
 #include "kernels/sm100/kernel.cuh"
-#include "kernels/sm100/map_cache.hpp"
+#include "src/device/map_cache.hpp"
 #include "kernels/sm100/ptx.cuh"
 #include "kernels/sm100/schedule.hpp"
 

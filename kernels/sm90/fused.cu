@@ -132,9 +132,12 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   p.tma_store = s.n % 8 == 0 ? 1 : 0;  // C is 16-byte aligned (launch() checks)
   CUtensorMap tmc;
   std::memset(&tmc, 0, sizeof tmc);
-  if (p.tma_store)
-    tmc = fp16_tensor_map(p.c, s.m, s.n, s.l, c.m_tile < 64 ? c.m_tile : 64,
-                          CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused C");
+  if (p.tma_store) {
+    const int box_rows = c.m_tile < 64 ? c.m_tile : 64;
+    tmc = dev.fused_c_maps.get(MapKey{s, {ops.c}, box_rows}, [&] {
+      return fp16_tensor_map(p.c, s.m, s.n, s.l, box_rows, CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused C");
+    });
+  }
   // The prepass decodes A into w.tiles128 tiles per batch and zeroes the split-K counters; it
   // triggers the main kernel (PDL) at its start.
   PrepassParams pp{};

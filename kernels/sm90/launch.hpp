@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/sm90/config.hpp"
+#include "src/device/map_cache.hpp"
 #include "src/device/device_info.hpp"
 #include "src/gemm/gemm.hpp"
 
@@ -36,6 +37,10 @@ class DeviceState {
   // Raises `kernel`'s dynamic shared-memory limit to `bytes` on this device, once. The caller
   // has made this device current.
   void ensure_smem_limit(const void* kernel, size_t bytes);
+  // Encoded tensor maps, once per shape, buffer set and tile (src/device/map_cache.hpp): the
+  // fused path's C map, the fp16 mainloop's A, B and C maps.
+  MapCache<CUtensorMap> fused_c_maps;
+  MapCache<std::array<CUtensorMap, 3>> mainloop_maps;
 
  private:
   int device_ = -1;

@@ -68,12 +68,16 @@ void launch_tile(const Shape& s, const __half* A, const __half* B, __half* C, co
     NVFP4_CUDA_CHECK(cudaMemsetAsync(p.counters, 0, static_cast<size_t>(tiles) * sizeof(int), stream));
   }
 
-  const CUtensorMap ta = fp16_tensor_map(A, m, k, l, BM, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fp16 A");
-  const CUtensorMap tb = fp16_tensor_map(B, n, k, l, BN, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fp16 B");
-  CUtensorMap tc;
-  std::memset(&tc, 0, sizeof(tc));
   p.tma_store = (n % 8 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0) ? 1 : 0;
-  if (p.tma_store) tc = fp16_tensor_map(C, m, n, l, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C");
+  const std::array<CUtensorMap, 3>& maps = dev.mainloop_maps.get(MapKey{s, {A, B, C}, BM * 1024 + BN}, [&] {
+    std::array<CUtensorMap, 3> t;
+    t[0] = fp16_tensor_map(A, m, k, l, BM, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fp16 A");
+    t[1] = fp16_tensor_map(B, n, k, l, BN, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fp16 B");
+    std::memset(&t[2], 0, sizeof(t[2]));
+    if (p.tma_store) t[2] = fp16_tensor_map(C, m, n, l, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C");
+    return t;
+  });
+  const CUtensorMap &ta = maps[0], &tb = maps[1], &tc = maps[2];
 
   auto kern = mainloop::mainloop_kernel<BM, BN>;
   dev.ensure_smem_limit(reinterpret_cast<const void*>(kern), S::kSmem);

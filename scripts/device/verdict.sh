@@ -14,6 +14,7 @@
 #           checks) into build-old, from `git archive` (or the archive $OLD_TGZ where this .git
 #           lacks the commit); with it, modes also times every row by the old tool, one after
 #           the other (modes-before.txt): the honest timings side by side
+# MODE_ARGS adds options to every run of modes (e.g. "--max-time 2").
 # Usage, from the repository root: OUT=out bash scripts/device/verdict.sh [STEP ...]
 # (default: build tests modes cheats; BUILD=build-sm90 reuses sm90-results.sh's build).
 # Everything lands in $OUT/verdict/.
@@ -73,12 +74,15 @@ step_old() {
   cmake --build build-old -j"$(nproc)" --target nvfp4bench > "$R/old-build.log" 2>&1 || { grep -m5 -A8 error "$R/old-build.log"; return 1; }
 }
 
-summarize_old() {  # the old tool's reports: no verdict, no host time
+summarize_old() {  # the old tool's reports: host time where it had one, no verdict
   "$PY" - "$@" <<'PYEOF'
 import json, sys
 for path in sys.argv[1:]:
     c = json.load(open(path))["cases"][0]
-    t = lambda x: "%s %.2f us" % (x["name"], x["stats"]["median_us"]) if x and x.get("ran") else "-"
+    def t(x):
+        if not x or not x.get("ran"): return "-"
+        host = " (host %.2f us/call)" % x["host_us_per_call"]["median_us"] if "host_us_per_call" in x else ""
+        return "%s %.2f us%s" % (x["name"], x["stats"]["median_us"], host)
     p = c["problem"]
     print("%dx%dx%d %-6s %-9s | %s | %s | %s" % (p["m"], p["n"], p["k"], c["kernel_timing"]["mode"],
           c["disposition"], t(c.get("kernel_timing")), t(c.get("reference_timing")), t(c["peers"][0] if c["peers"] else None)))
@@ -92,7 +96,7 @@ step_modes() {
       for who in before after; do
         bin=$BIN; [[ $who == before ]] && { [[ -x build-old/nvfp4bench ]] || continue; bin=build-old/nvfp4bench; }
         local f="$R/modes-128x7168x$k-$mode"; [[ $who == before ]] && f="$R/before-128x7168x$k-$mode"
-        $bin --m 128 --n 7168 --k $k --mode $mode --peers f16-predeq --json "$f.json" > "$f.log" 2>&1
+        $bin --m 128 --n 7168 --k $k --mode $mode --peers f16-predeq ${MODE_ARGS:-} --json "$f.json" > "$f.log" 2>&1
         echo "$who 128x7168x$k $mode rc=$?"
         if [[ $who == before ]]; then before+=("$f.json"); else files+=("$f.json"); fi
       done

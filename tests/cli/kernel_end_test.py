@@ -307,6 +307,7 @@ class KernelEndGpu(Ending, unittest.TestCase):
     def test_torch_kernel_os_exit_segfault_hang(self):
         for name, says, extra in [("py_os_exit", "called os._exit(0)", []),
                                   ("py_segv", "crashed: SIGSEGV", []),
+                                  ("py_c_exit", NO_VERDICT, []),
                                   ("py_hang", "did not return", ["--timeout", "20"])]:
             with self.subTest(name):
                 self.torch(name, [says], *extra)

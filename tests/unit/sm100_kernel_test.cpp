@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/sm100/map_cache.hpp"
+#include "src/device/map_cache.hpp"
 #include "src/core/error.hpp"
 #include "src/device/device_info.hpp"
 #include "src/registry/registry.hpp"
@@ -110,7 +110,7 @@ TEST(Sm100Kernel, RefusesMisalignedOutput) {
 // Review finding: rotate mode cycles through operand copies; the tensor-map cache must keep
 // one entry per copy so timed launches do not re-encode, and stay bounded.
 TEST(Sm100Kernel, MapCacheKeepsOneEntryPerOperandSet) {
-  sm100::MapCache<int> cache(64);
+  MapCache<int> cache(64);
   int encodes = 0;
   std::vector<uint8_t> bufs(40 * 16);
   auto ops_of = [&](int i) {
@@ -121,18 +121,18 @@ TEST(Sm100Kernel, MapCacheKeepsOneEntryPerOperandSet) {
   const Shape s{128, 7168, 2048, 1};
   for (int pass = 0; pass < 3; ++pass)
     for (int i = 0; i < 40; ++i)
-      EXPECT_EQ(cache.get(sm100::MapKey::of(s, ops_of(i)), [&] { return ++encodes, i; }), i);
+      EXPECT_EQ(cache.get(MapKey::of(s, ops_of(i)), [&] { return ++encodes, i; }), i);
   EXPECT_EQ(encodes, 40);  // once per copy, not once per launch
   EXPECT_EQ(cache.size(), 40u);
   // Another shape on the same buffers is another entry.
-  cache.get(sm100::MapKey::of({256, 7168, 2048, 1}, ops_of(0)), [&] { return ++encodes; });
+  cache.get(MapKey::of({256, 7168, 2048, 1}, ops_of(0)), [&] { return ++encodes; });
   EXPECT_EQ(encodes, 41);
   // Bounded: past the capacity the oldest entries go.
-  sm100::MapCache<int> small(8);
-  for (int i = 0; i < 40; ++i) small.get(sm100::MapKey::of(s, ops_of(i)), [&] { return i; });
+  MapCache<int> small(8);
+  for (int i = 0; i < 40; ++i) small.get(MapKey::of(s, ops_of(i)), [&] { return i; });
   EXPECT_EQ(small.size(), 8u);
   int again = 0;
-  small.get(sm100::MapKey::of(s, ops_of(39)), [&] { return ++again; });
-  small.get(sm100::MapKey::of(s, ops_of(0)), [&] { return ++again; });
+  small.get(MapKey::of(s, ops_of(39)), [&] { return ++again; });
+  small.get(MapKey::of(s, ops_of(0)), [&] { return ++again; });
   EXPECT_EQ(again, 1);  // the newest was kept, the oldest re-encoded
 }

@@ -1,11 +1,13 @@
-// The sm100 launcher's cache of encoded tensor maps, keyed per operand set: rotate mode cycles
-// through many copies of the operands (docs/cli.md, --rotate), and re-encoding four maps on the
-// host for every timed launch would inflate the timings. Bounded: the oldest entry goes first.
-// Header-only and free of CUDA calls, so the CPU tests exercise it (tests/unit/sm100_kernel_test).
+// The launchers' cache of encoded tensor maps (sm90 and sm100), keyed per shape and operand set:
+// rotate mode cycles through many copies of the operands (docs/cli.md, --rotate), and encoding
+// maps on the host for every timed launch is host time the GPU waits for (a few microseconds a
+// map). Bounded: the oldest entry goes first. Header-only and free of CUDA calls, so the CPU
+// tests exercise it (tests/unit/sm100_kernel_test).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <deque>
 #include <functional>
 #include <unordered_map>
@@ -13,20 +15,20 @@
 #include "src/gemm/gemm.hpp"
 
 namespace nvfp4 {
-namespace sm100 {
 
+// What the maps of one launch depend on: the shape, the buffers they point at, and a launcher's
+// own choice that changes the boxes (a tile size; 0 when none).
 struct MapKey {
   Shape shape;
-  const void* a = nullptr;
-  const void* b = nullptr;
-  const void* sfa = nullptr;
-  const void* sfb = nullptr;
+  std::array<const void*, 4> ptrs{};
+  int64_t tag = 0;
+  // The sm100 kernel's four maps: A, B and the blocked scales.
   static MapKey of(const Shape& s, const Operands& ops) {
-    return {s, ops.a, ops.b, ops.sfa_blocked, ops.sfb_blocked};
+    return {s, {ops.a, ops.b, ops.sfa_blocked, ops.sfb_blocked}, 0};
   }
   bool operator==(const MapKey& o) const {
     return shape.m == o.shape.m && shape.n == o.shape.n && shape.k == o.shape.k &&
-           shape.l == o.shape.l && a == o.a && b == o.b && sfa == o.sfa && sfb == o.sfb;
+           shape.l == o.shape.l && ptrs == o.ptrs && tag == o.tag;
   }
 };
 
@@ -34,8 +36,8 @@ struct MapKeyHash {
   size_t operator()(const MapKey& k) const {
     uint64_t h = 1469598103934665603ull;
     auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.l}) mix(static_cast<uint64_t>(v));
-    for (const void* p : {k.a, k.b, k.sfa, k.sfb}) mix(reinterpret_cast<uintptr_t>(p));
+    for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.l, k.tag}) mix(static_cast<uint64_t>(v));
+    for (const void* p : k.ptrs) mix(reinterpret_cast<uintptr_t>(p));
     return static_cast<size_t>(h);
   }
 };
@@ -68,5 +70,4 @@ class MapCache {
   std::deque<MapKey> order_;
 };
 
-}  // namespace sm100
 }  // namespace nvfp4
