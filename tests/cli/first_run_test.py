@@ -12,25 +12,31 @@ SCRIPT = os.path.join(SRC, "scripts", "device", "blackwell-first-run.sh")
 
 
 class FirstRunGate(unittest.TestCase):
-    def run_with_gpu(self, answer, *steps, rc=0):
-        """Runs the script with an nvidia-smi that prints `answer` for the query (exit `rc`)."""
+    @staticmethod
+    def fake_tool(path, body):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+
+    def run_with_gpu(self, answer, *steps, rc=0, extra=None):
+        """Runs the script with an nvidia-smi that prints `answer` for the query (exit `rc`);
+        extra(tmp) may add fake tools under tmp/bin and returns more environment."""
         with tempfile.TemporaryDirectory() as tmp:
             fake = os.path.join(tmp, "bin", "nvidia-smi")
-            os.makedirs(os.path.dirname(fake))
-            with open(fake, "w") as f:
-                f.write("#!/bin/sh\n")
-                if answer is not None:
-                    f.write(f"printf '%s\\n' '{answer}'\n")
-                f.write(f"exit {rc}\n")
-            os.chmod(fake, os.stat(fake).st_mode | stat.S_IEXEC)
+            self.fake_tool(fake, (f"printf '%s\\n' '{answer}'\n" if answer is not None else "") + f"exit {rc}\n")
             env = dict(os.environ, PATH=os.path.dirname(fake) + os.pathsep + os.environ["PATH"],
                        OUT=os.path.join(tmp, "out"))
+            if extra:
+                env.update(extra(tmp))
             env.pop("NVFP4_FIRST_RUN_ANY_GPU", None)
             p = subprocess.run(["bash", SCRIPT, *steps], cwd=SRC, env=env, capture_output=True,
                                text=True, timeout=60)
             out = os.path.join(tmp, "out", "blackwell-first-run")
             readme = open(os.path.join(out, "README.md")).read() if os.path.exists(
                 os.path.join(out, "README.md")) else None
+            summary = os.path.join(out, "summary.txt")
+            self.summary = open(summary).read() if os.path.exists(summary) else ""
             return p, os.path.exists(out), readme
 
     def assert_refused(self, p, wrote, *words):
@@ -62,6 +68,19 @@ class FirstRunGate(unittest.TestCase):
         self.assertIn("NVIDIA B200, 10.0", readme)
         self.assertIn("0 step(s) failed", readme)
         self.assertNotIn("NOT a Blackwell GPU", readme)
+
+    def test_a_failing_step_is_reported_failed(self):
+        # The step's own exit status, not that of the $(grep ...) in its summary line: a ctest
+        # that fails (exit 8) is FAILED, and the script exits 1.
+        def tools(tmp):
+            self.fake_tool(os.path.join(tmp, "bin", "ctest"), "echo '50% tests passed, 1 tests failed out of 2'\nexit 8\n")
+            self.fake_tool(os.path.join(tmp, "build", "nvfp4bench"), "exit 0\n")
+            return {"BUILD": os.path.join(tmp, "build")}
+        p, wrote, readme = self.run_with_gpu("NVIDIA B200, 10.0", "tests", extra=tools)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("FAILED  ctest (all tests, GPU included): 50% tests passed, 1 tests failed out of 2 (rc 8)",
+                      self.summary)
+        self.assertIn("1 step(s) failed", readme)
 
     def test_unknown_step_is_refused(self):
         p, _, _ = self.run_with_gpu("NVIDIA B200, 10.0", "bogus")
