@@ -25,6 +25,11 @@
 #   limits      ncu of the fused kernel at 16x57344x8192 and 128x7168x16384: speed of light,
 #               memory, warp states and per-SASS-line stall samples, summarised by ncu_loop.py
 #               (not in the default list: run it by name)
+#   splits      128x7168x2048 and 128x7168x16384: every fused configuration and the two-phase
+#               128x256/128x128 ones, pinned with --kernel-config, in graph and cold mode, then
+#               the chooser's own pick (splits.txt; not in the default list)
+#   kernels     ncu's duration of the A prepass and the fused kernel at those two shapes, the
+#               chooser's configuration, first call (kernels.txt; not in the default list)
 # Usage, from the repository root: OUT=out bash scripts/device/sm90-results.sh [STEP ...]
 # (default: all, about 8 minutes on one H200). Leaves one archive, $OUT/sm90-results.tgz.
 # NVFP4_REVISION=<commit> is baked into the build (and so the reports) where the tree's .git is
@@ -220,6 +225,33 @@ step_limits() {
     "$PY" scripts/device/ncu_loop.py /tmp/ncu-source.csv --trim "$rep-stalls.csv" | tee "$rep-summary.txt"
     rm -f "$rep.ncu-rep" "$rep.log"
   done
+}
+
+step_splits() {
+  local k mode cfg
+  for k in 2048 16384; do
+    for mode in graph cold; do
+      while read -r cfg; do
+        $BIN --kernel sm90 --kernel-config "$cfg" --m 128 --n 7168 --k $k --mode $mode \
+          --max-time 0.4 --min-time 0.2 --json "$R/split.json" > "$R/split.log" 2>&1
+        "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"][0]
+print(sys.argv[2], sys.argv[3], "%-36s" % sys.argv[4], c["disposition"], "%.2f" % c["kernel_timing"]["stats"]["median_us"])' \
+          "$R/split.json" $k $mode "$cfg" 2>/dev/null || echo "$k $mode $cfg FAILED: $(tail -1 "$R/split.log")"
+      done < <($BIN --kernel sm90 --m 128 --n 7168 --k $k --list-configs | grep -E "^fused|two-phase 128x(256|128) ")
+      $BIN --kernel sm90 --m 128 --n 7168 --k $k --mode $mode --max-time 0.4 --min-time 0.2 | grep -E "^config|^kernel"
+    done
+  done | tee "$R/splits.txt"
+  rm -f "$R/split.json" "$R/split.log"
+}
+
+step_kernels() {
+  local k
+  for k in 2048 16384; do
+    echo "== 128x7168x$k"
+    ncu --launch-count 2 -k 'regex:decode_a_kernel|fused_kernel' \
+      --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      $BIN --kernel sm90 --m 128 --n 7168 --k $k --iters 1 --warmup 0 2>&1 | grep -E "decode_a_kernel|fused_kernel|gpu__time|throughput" | grep -v PROF
+  done | tee "$R/kernels.txt"
 }
 
 step_default() {
