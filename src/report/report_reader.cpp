@@ -12,6 +12,7 @@
 #include "src/core/error.hpp"
 #include "src/core/json.hpp"
 #include "src/report/compare.hpp"
+#include "src/report/writer.hpp"
 
 namespace nvfp4 {
 
@@ -300,8 +301,8 @@ RunInfo read_info(const json& j, const std::string& top) {
     dev.sm_count = int(integer(*d, "sm_count", dw));
     const std::string cc = text(*d, "compute_capability", dw);
     if (const auto dot = cc.find('.'); dot != std::string::npos) {
-      dev.cc_major = std::atoi(cc.substr(0, dot).c_str());
-      dev.cc_minor = std::atoi(cc.substr(dot + 1).c_str());
+      dev.cc_major = int(std::strtol(cc.substr(0, dot).c_str(), nullptr, 10));
+      dev.cc_minor = int(std::strtol(cc.substr(dot + 1).c_str(), nullptr, 10));
     }
   }
   if (const json* m = opt(j, "measurement", vt::object, top)) {
@@ -335,6 +336,12 @@ ReadReport read_report(const json& j, const std::string& what) {
   for (size_t i = 0; i < cases.size(); ++i)
     r.cases.push_back(read_case(cases[i], fmt::format("{}: cases[{}]", what, i)));
   return r;
+}
+
+std::string render_report(const json& j, const std::string& what, const std::string& format) {
+  const std::unique_ptr<ReportWriter> writer = writer_for("--format", format);
+  const ReadReport r = read_report(j, what);
+  return format == "json" ? j.dump(2) + "\n" : writer->render(r.info, r.cases, false);
 }
 
 }  // namespace nvfp4

@@ -27,4 +27,9 @@ nlohmann::json read_report_file(const std::string& path);
 // usage_error "WHAT: cases[2].kernel_timing.stats.mean_us: wrong type; expected a number".
 ReadReport read_report(const nlohmann::json& j, const std::string& what);
 
+// The report `j` (from `what`) in `format` (a writer_formats() name): read_report, then that
+// writer; "json" is the report itself, checked and re-indented (the model holds only what the
+// writers show: a sweep's section would be lost). What `convert` and `sweep --format` write.
+std::string render_report(const nlohmann::json& j, const std::string& what, const std::string& format);
+
 }  // namespace nvfp4

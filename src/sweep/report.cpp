@@ -8,7 +8,6 @@
 #include "src/core/files.hpp"
 #include "src/report/json_writer.hpp"
 #include "src/report/report_reader.hpp"
-#include "src/report/writer.hpp"
 #include "src/sweep/child.hpp"
 #include "src/sweep/records.hpp"
 
@@ -81,9 +80,8 @@ void write_report(const SweepOptions& o, int argc, char** argv, const DeviceInfo
   report["cases"] = out.cases;
   write_text_file_atomic(paths.report, report.dump(2) + "\n");
   if (paths.formatted.empty()) return;
-  // The report as `convert` reads it: one reader for every report kind, the writers of a single run.
-  const ReadReport r = read_report(report, paths.report);
-  write_text_file_atomic(paths.formatted, writer_for("--format", o.format)->render(r.info, r.cases, false));
+  // What `convert` writes of this report: one reader for every report kind, a single run's writers.
+  write_text_file_atomic(paths.formatted, render_report(report, paths.report, o.format));
   std::printf("sweep: the report in %s: %s\n", o.format.c_str(), paths.formatted.c_str());
 }
 

@@ -172,7 +172,7 @@ class ConvertSweeps(unittest.TestCase):
         for i in range(2):
             shard = os.path.join(d, f"shard-{i}.json")
             rc, out, err = run("--kernel-lib", LIB, "sweep", cfg, "--shard", f"{i}/2", "--json", shard,
-                               cwd=d, env=HOST_ENV)
+                               "--format", "json", "--output", shard + ".copy", cwd=d, env=HOST_ENV)
             assert rc in (0, 1, 2), out + err
             shards.append(shard)
         cls.merged = os.path.join(d, "merged.json")
@@ -190,6 +190,12 @@ class ConvertSweeps(unittest.TestCase):
 
     def test_sweep_format_is_what_convert_writes(self):
         self.assertEqual(read(self.sweep_csv), self.out["csv"])
+
+    def test_sweep_format_json_is_the_report_itself(self):
+        for i in range(2):
+            shard = os.path.join(self.dir, f"shard-{i}.json")
+            self.assertEqual(load(shard + ".copy"), load(shard))
+            self.assertIn("sweep", load(shard + ".copy"))  # the sweep's section kept
 
     def test_gbench_lists_every_case_and_the_failed_ones_as_failed(self):
         benches = {b["name"]: b for b in json.loads(self.out["gbench"])["benchmarks"]}
