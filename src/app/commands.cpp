@@ -170,6 +170,7 @@ Subcommands add_subcommands(CLI::App& app) {
   subs.push_back(add_compare_command(app));
   subs.push_back(add_sweep_command(app));
   subs.push_back(add_merge_command(app));
+  subs.push_back(add_convert_command(app));
   return subs;
 }
 

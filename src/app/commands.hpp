@@ -42,6 +42,7 @@ Subcommands add_subcommands(CLI::App& app);
 Subcommand add_compare_command(CLI::App& app);
 Subcommand add_sweep_command(CLI::App& app);  // src/app/sweep_command.cpp
 Subcommand add_merge_command(CLI::App& app);  // src/app/merge_command.cpp
+Subcommand add_convert_command(CLI::App& app);  // src/app/convert_command.cpp
 // Runs the parsed subcommand and returns its exit code, or -1 when none was given.
 int dispatch_subcommand(Subcommands& s, int argc, char** argv);
 

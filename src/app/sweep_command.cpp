@@ -1,7 +1,12 @@
 // `nvfp4bench sweep CONFIG`: the cases of a config, crash-safe and resumable (src/sweep/).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <memory>
 
 #include "src/app/commands.hpp"
+#include "src/core/error.hpp"
+#include "src/report/writer.hpp"
 #include "src/sweep/runner.hpp"
 
 namespace nvfp4 {
@@ -52,12 +57,25 @@ Subcommand add_sweep_command(CLI::App& app) {
                                    "kernels for every case, replacing the config's: a list like "
                                    "sm90,py:my_submission (each case is run once per kernel)");
   sub->add_flag("--samples", o->keep_samples, "keep the raw timing samples in the records");
+  std::string formats;
+  for (const auto& f : writer_formats()) formats += (formats.empty() ? "" : "|") + f;
+  CLI::Option* format = sub->add_option(
+      "--format", o->format,
+      formats + ": also write the report in this format to --output (docs/report.md)");
+  CLI::Option* output = sub->add_option("--output", o->output, "where --format writes (a file)");
   sub->add_flag("--list-cases", o->list_cases,
                 "print the expanded cases and their command lines; run nothing");
   sub->add_option("--progress", o->progress,
                   "auto (a status line on a terminal, else plain lines), bar, lines or off")
       ->capture_default_str();
-  return {sub, [o, timeout, peers, kernels, t, p, k](int argc, char** argv) {
+  return {sub, [o, timeout, peers, kernels, t, p, k, format, output](int argc, char** argv) {
+            // Both or neither, refused before any case runs.
+            if (format->count() > 0 && output->count() == 0)
+              throw usage_error(fmt::format("--format {}: needs --output PATH", o->format));
+            if (output->count() > 0 && format->count() == 0)
+              throw usage_error(fmt::format("--output {}: needs --format ({})", o->output,
+                                            fmt::join(writer_formats(), ", ")));
+            if (format->count() > 0) (void)writer_for("--format", o->format);
             if (t->count() > 0) o->case_timeout_s = *timeout;
             if (p->count() > 0) o->peers = *peers;
             if (k->count() > 0) o->kernels = *kernels;

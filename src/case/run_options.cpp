@@ -281,11 +281,7 @@ void validate_options(RunOptions& o) {
         outputs.push_back({"--save-tensors", o.spec.save_tensors_dir + "/" + f});
     check_outputs_distinct(outputs, inputs);
   }
-  if (!make_writer(o.format)) {
-    std::string all;
-    for (const auto& f : writer_formats()) all += (all.empty() ? "" : ", ") + f;
-    throw usage_error(fmt::format("--format '{}': unknown; expected one of: {}", o.format, all));
-  }
+  (void)writer_for("--format", o.format);
   if (o.format_option && o.format_option->count() > 0 && o.output.empty())
     throw usage_error(fmt::format("--format {}: needs --output PATH (or --output - for stdout)", o.format));
   if (o.keep_samples && o.json_path.empty() && o.output.empty())

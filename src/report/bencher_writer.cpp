@@ -18,10 +18,11 @@ class BencherWriter final : public ReportWriter {
   std::string format() const override { return "bencher"; }
   std::string render(const RunInfo& info, const std::vector<CaseResult>& cases, bool) const override {
     using nlohmann::json;
+    const BenchNames names(info, cases);
     json out = json::object();
     for (const CaseResult& c : cases) {
       if (c.disposition != Disposition::Passed)
-        out[bench_name(c, c.kernel, kernel_mode(info, c))] = {{"verification", {{"value", 0}}}};
+        out[names.kernel(c)] = {{"verification", {{"value", 0}}}};
     }
     for (const TimingRow& r : timing_rows(cases)) {
       if (r.c->disposition != Disposition::Passed) continue;
@@ -38,7 +39,7 @@ class BencherWriter final : public ReportWriter {
                             {"upper_value", tflops_at(s.median_ci_lo)}}}};
       if (r.t->sol_fraction) m["sol-fraction"] = {{"value", *r.t->sol_fraction}};
       if (r.t->role == "kernel") m["verification"] = {{"value", 1}};
-      out[bench_name(*r.c, *r.t)] = m;
+      out[names.of(*r.c, *r.t)] = m;
     }
     return out.dump(2) + "\n";
   }

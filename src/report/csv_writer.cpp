@@ -26,6 +26,7 @@ class CsvWriter final : public ReportWriter {
         "name,implementation,role,m,n,k,l,dist,seed,disposition,mode,samples,median_us,mean_us,"
         "min_us,max_us,stdev_us,q1_us,q3_us,iqr_us,median_ci_lo_us,median_ci_hi_us,rse_median,"
         "tflops,gbps,sol_fraction,sm_clock_mhz,dropped_low_clock,stop_reason,message\n";
+    const BenchNames names(info, cases);
     // Every case has its kernel's row, timed or not (a case that failed before timing keeps its
     // disposition and message); the reference and the peers that ran follow with their own
     // status, "ran": the disposition judges the kernel, not them.
@@ -40,13 +41,15 @@ class CsvWriter final : public ReportWriter {
       const auto timed = [&](const TimingResult& t, const std::string& status, const std::string& msg) {
         const Measurement& m = t.measurement;
         const Stats& s = m.stats;
-        std::string row = head(bench_name(c, t), t.name, t.role, status, m.mode);
+        std::string row = head(names.of(c, t), t.name, t.role, status, m.mode);
         row += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},", s.count, s.median, s.mean,
                            s.min, s.max, s.stdev, s.q1, s.q3, s.iqr(), s.median_ci_lo,
                            s.median_ci_hi, s.rse_median(), t.tflops, t.gbps);
         row += fmt::format("{},{},{},{},{}\n",
                            t.sol_fraction ? fmt::format("{}", *t.sol_fraction) : std::string(),
-                           m.clock.median_mhz, m.clock.dropped_low_clock, csv_field(m.stop_reason),
+                           // no clock read (the host backend): empty, not 0 MHz
+                           m.clock.read > 0 ? fmt::format("{}", m.clock.median_mhz) : std::string(),
+                           m.clock.dropped_low_clock, csv_field(m.stop_reason),
                            csv_field(msg));
         return row;
       };
@@ -54,8 +57,7 @@ class CsvWriter final : public ReportWriter {
       if (c.kernel_timing && c.kernel_timing->ran) {
         out += timed(*c.kernel_timing, disposition, c.message);
       } else {
-        const std::string mode = kernel_mode(info, c);
-        out += head(bench_name(c, c.kernel, mode), c.kernel, "kernel", disposition, mode);
+        out += head(names.kernel(c), c.kernel, "kernel", disposition, kernel_mode(info, c));
         out += std::string(18, ',') + csv_field(c.message) + "\n";  // no timing: 18 empty fields
       }
       if (c.reference_timing && c.reference_timing->ran) out += timed(*c.reference_timing, "ran", "");

@@ -1,18 +1,24 @@
-// google-benchmark's JSON (what github-action-benchmark's "googlecpp" tool reads): a context and
-// one "iteration" entry per timing. real_time is the median per launch; cpu_time repeats it (the
-// host thread's CPU time of device work means nothing); iterations is the sample count.
+// google-benchmark's JSON (what github-action-benchmark's "googlecpp" tool and Google Benchmark's
+// tools/compare.py read): a context and one "iteration" entry per timing. real_time is the median
+// per launch; cpu_time repeats it (the host thread's CPU time of device work means nothing);
+// iterations is the sample count. Counters that do not apply (no SM clock read, no speed of
+// light) are absent, not 0.
 //
-// github-action-benchmark reads only name, real_time and time_unit (error_occurred is ignored)
-// and alerts when real_time / previous real_time of the same name exceeds its threshold. So a
-// case that did not pass keeps its kernel's name, and its real_time and cpu_time are
-// kGbenchFailedTime (1e300 us): never a plausible point, and an alert (a failed job with
-// fail-on-alert) against any earlier passing run. A missing real_time would instead be charted
-// as nothing and compared as NaN: no alert. Every case has its kernel entry, also one that failed
-// before any timing. The reference is listed only when it was measured with real samples (>= 2),
-// so a 1-sample CPU reference neither charts nor alerts.
+// A case that did not pass keeps its kernel's name, so each client sets it against that name's
+// passing runs (docs/report.md, "Failed cases in each client"):
+// - github-action-benchmark reads only name, real_time and time_unit (error_occurred is ignored)
+//   and alerts when real_time / previous real_time of the same name exceeds its threshold: the
+//   entry's real_time and cpu_time are kGbenchFailedTime, 1e12 us (11.6 days, no GEMM's median),
+//   an alert (a failed job with fail-on-alert) against any earlier passing run. A missing
+//   real_time would be charted as nothing and compared as NaN: no alert.
+// - compare.py lists every name of both files with old and new times, and leaves entries of
+//   run_type "aggregate" out of its OVERALL_GEOMEAN: the entry is an aggregate named "failed",
+//   so its row shows the 1e12 (13 digits, where 1e300 printed 301) and the geometric mean is
+//   that of the cases that passed.
+// Every case has its kernel entry, also one that failed before any timing. The reference is
+// listed only when it was measured with real samples (>= 2), so a 1-sample CPU reference neither
+// charts nor alerts.
 #include <nlohmann/json.hpp>
-
-#include <thread>
 
 #include "src/report/writer.hpp"
 
@@ -20,7 +26,7 @@ namespace nvfp4 {
 
 namespace {
 
-constexpr double kGbenchFailedTime = 1e300;  // us: a failed case's real_time (see above)
+constexpr double kGbenchFailedTime = 1e12;  // us: a failed case's real_time (see above)
 
 // The fields every google-benchmark "iteration" entry has; real_time is in microseconds.
 nlohmann::json bench_entry(const std::string& name, int64_t index, int64_t iterations,
@@ -49,25 +55,23 @@ class GbenchWriter final : public ReportWriter {
     json ctx = {{"date", info.utc_time},
                 {"host_name", info.hostname},
                 {"executable", info.argv.empty() ? "nvfp4bench" : info.argv.front()},
-                {"num_cpus", std::thread::hardware_concurrency()},
-                {"mhz_per_cpu", 0},
-                {"cpu_scaling_enabled", false},
-                {"caches", json::array()},
-                {"load_avg", json::array()},
                 {"library_build_type", info.build_type == "Debug" ? "debug" : "release"},
                 {"nvfp4bench_version", info.version},
                 {"git_revision", info.git_revision},
                 {"backend", info.backend},
                 {"device", info.device.has_gpu ? info.device.name : "none (host backend)"}};
+    const BenchNames names(info, cases);
     json benches = json::array();
     int64_t index = 0;
     for (const CaseResult& c : cases) {
       const bool timed = c.kernel_timing && c.kernel_timing->ran;
       if (c.disposition != Disposition::Passed) {
-        const std::string name = bench_name(c, c.kernel, kernel_mode(info, c));
-        json b = bench_entry(name, index++, timed ? c.kernel_timing->measurement.stats.count : 0,
+        json b = bench_entry(names.kernel(c), index++, timed ? c.kernel_timing->measurement.stats.count : 0,
                              kGbenchFailedTime,
                              std::string("FAILED: ") + disposition_name(c.disposition));
+        b["run_type"] = "aggregate";  // compare.py: out of OVERALL_GEOMEAN (see above)
+        b["aggregate_name"] = "failed";
+        b["aggregate_unit"] = "time";
         b["error_occurred"] = true;
         b["error_message"] = std::string(disposition_name(c.disposition)) + ": " + c.message;
         if (timed) b["measured_median_us"] = c.kernel_timing->measurement.stats.median;
@@ -81,7 +85,7 @@ class GbenchWriter final : public ReportWriter {
       for (const TimingResult* t : rows) {
         const Measurement& m = t->measurement;
         const Stats& st = m.stats;
-        json b = bench_entry(bench_name(c, *t), index++, st.count, st.median,
+        json b = bench_entry(names.of(c, *t), index++, st.count, st.median,
                              m.mode + ", " + m.stop_reason);
         // Counters: user-defined numeric fields, as google-benchmark writes them.
         b["tflops"] = t->tflops;
@@ -91,7 +95,7 @@ class GbenchWriter final : public ReportWriter {
         b["stdev_us"] = st.stdev;
         b["iqr_us"] = st.iqr();
         b["rse_median"] = st.rse_median();
-        b["sm_clock_mhz"] = m.clock.median_mhz;
+        if (m.clock.read > 0) b["sm_clock_mhz"] = m.clock.median_mhz;
         if (t->sol_fraction) b["sol_fraction"] = *t->sol_fraction;
         benches.push_back(b);
       }

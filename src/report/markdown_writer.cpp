@@ -1,4 +1,5 @@
-// A Markdown table for pull-request comments and CI job summaries: one row per timing.
+// A Markdown table for pull-request comments and CI job summaries: one row per timing (the case
+// with its seed: a sweep over seeds has one row each), then one line per case that did not pass.
 #include <fmt/format.h>
 
 #include "src/report/writer.hpp"
@@ -37,8 +38,8 @@ class MarkdownWriter final : public ReportWriter {
       const std::string verification =
           r.t->role != "kernel" ? "-" : disposition_name(r.c->disposition);
       out += fmt::format(
-          "| {}x{}x{} L={} {} | {} ({}) | {} | {:.3f} | {} | {:.4g} | {:.4g} | {} | {} | {} | {} |\n",
-          sh.m, sh.n, sh.k, sh.l, dist_name(r.c->problem.dist), md_cell(r.t->name),
+          "| {}x{}x{} L={} {} seed {} | {} ({}) | {} | {:.3f} | {} | {:.4g} | {:.4g} | {} | {} | {} | {} |\n",
+          sh.m, sh.n, sh.k, sh.l, dist_name(r.c->problem.dist), r.c->problem.seed, md_cell(r.t->name),
           // a kernel that chooses per shape says what it ran: "sm90 (kernel: fused 128x128 split 2)"
           r.t->role == "kernel" && !r.c->kernel_configuration.empty()
               ? "kernel: " + md_cell(r.c->kernel_configuration)
@@ -50,9 +51,10 @@ class MarkdownWriter final : public ReportWriter {
     }
     for (const CaseResult& c : cases)
       if (c.disposition != Disposition::Passed)
-        out += fmt::format("\n{} {}x{}x{}: **{}** {}\n", md_cell(c.kernel), c.problem.shape.m,
-                           c.problem.shape.n, c.problem.shape.k, disposition_name(c.disposition),
-                           md_cell(c.message));
+        out += fmt::format("\n{} {}x{}x{} L={} {} seed {}: **{}** {}\n", md_cell(c.kernel),
+                           c.problem.shape.m, c.problem.shape.n, c.problem.shape.k, c.problem.shape.l,
+                           dist_name(c.problem.dist), c.problem.seed,
+                           disposition_name(c.disposition), md_cell(c.message));
     return out;
   }
 };

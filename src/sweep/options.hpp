@@ -21,6 +21,8 @@ struct SweepOptions {
   std::optional<std::string> peers;  // overrides the config's peers ("a,b", "all", "none")
   std::optional<std::string> kernels;  // overrides every case's kernels ("a,b")
   bool keep_samples = false;
+  std::string format;  // --format: the report also written in this format ...
+  std::string output;  // ... to --output (both or neither)
   bool list_cases = false;
   std::string progress = "auto";
 };

@@ -53,11 +53,15 @@ OutputPaths output_paths(const SweepOptions& o, const Shard& shard) {
   check_writable_folder("--jsonl", out.jsonl);
   check_output_file("--json", out.report);
   check_output_file("--jsonl", out.jsonl);
+  out.formatted = o.output;
+  if (!out.formatted.empty()) check_output_file("--output", out.formatted);
   std::vector<NamedPath> inputs = {{"the config", o.config_path}};
   for (const auto& lib : loaded_kernel_libraries()) inputs.push_back({"--kernel-lib", lib});
   for (const auto& py : loaded_python_kernels())  // PATH:FUNCTION
     inputs.push_back({"--kernel-py", py.substr(0, py.rfind(':'))});
-  check_outputs_distinct({{"--json", out.report}, {"--jsonl", out.jsonl}}, inputs);
+  std::vector<NamedPath> outputs = {{"--json", out.report}, {"--jsonl", out.jsonl}};
+  if (!out.formatted.empty()) outputs.push_back({"--output", out.formatted});
+  check_outputs_distinct(outputs, inputs);
   out.logs_dir =
       (fs::absolute(out.report).parent_path() / (fs::path(out.report).stem().string() + ".logs"))
           .string();

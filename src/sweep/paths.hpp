@@ -10,10 +10,11 @@ namespace nvfp4::sweep {
 
 struct OutputPaths {
   std::string report, jsonl, logs_dir;
+  std::string formatted;  // --output: the report in --format; empty without
 };
 
-// The report, the JSONL and the folder for kept logs; refused when the report or JSONL would
-// overwrite the config or its folder cannot be written.
+// The report, the JSONL, --output and the folder for kept logs; refused when one would overwrite
+// the config, an input or another of them, or its folder cannot be written.
 OutputPaths output_paths(const SweepOptions& o, const Shard& shard);
 
 // A fresh folder for the cases' reports and logs: under $TMPDIR when that is usable, else /tmp.

@@ -7,6 +7,7 @@
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
 #include "src/report/json_writer.hpp"
+#include "src/report/report_reader.hpp"
 #include "src/sweep/child.hpp"
 #include "src/sweep/records.hpp"
 
@@ -78,6 +79,10 @@ void write_report(const SweepOptions& o, int argc, char** argv, const DeviceInfo
       {"counts", disposition_counts(out.cases)}};
   report["cases"] = out.cases;
   write_text_file_atomic(paths.report, report.dump(2) + "\n");
+  if (paths.formatted.empty()) return;
+  // What `convert` writes of this report: one reader for every report kind, a single run's writers.
+  write_text_file_atomic(paths.formatted, render_report(report, paths.report, o.format));
+  std::printf("sweep: the report in %s: %s\n", o.format.c_str(), paths.formatted.c_str());
 }
 
 int finish(const SweepOutcome& out, const std::string& report_path, const std::string& fatal) {

@@ -91,7 +91,7 @@ class RejectTable(unittest.TestCase):
         # shape goes before the row's own arguments, except for a subcommand's row (single-run
         # options before a subcommand are refused).
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-        base = [] if {"sweep", "merge", "compare"} & set(args) else BASE
+        base = [] if {"sweep", "merge", "compare", "convert"} & set(args) else BASE
         return subprocess.run([BIN, *base, *args], capture_output=True, text=True, timeout=120,
                               cwd=self.tmp.name, env=env)
 

@@ -30,6 +30,7 @@ import unittest
 from nvfp4cli import HOST_ENV, PLUGIN_DIR, run
 
 ALERT_THRESHOLD = 2.0  # the action's default alert-threshold '200%'
+FAILED_US = 1e12  # a failed case's real_time (src/report/gbench_writer.cpp)
 
 
 def extract_googlecpp(text):
@@ -126,7 +127,7 @@ class OurGbenchThroughTheAction(unittest.TestCase):
             self.assertEqual([a[0] for a in alerts], [kernel[0]["name"]], alerts)
             self.assertTrue(job_fails(alerts))
             # The failing point is no plausible time on the chart.
-            self.assertGreater(next(b for b in bad if b["name"] == kernel[0]["name"])["value"], 1e100)
+            self.assertEqual(next(b for b in bad if b["name"] == kernel[0]["name"])["value"], FAILED_US)
             # Passing again after the failure: no alert (the repair is no regression).
             self.assertEqual(find_alerts(good2, bad), [])
 
@@ -136,6 +137,50 @@ class OurGbenchThroughTheAction(unittest.TestCase):
             for b in doc["benchmarks"]:
                 self.assertGreaterEqual(b["iterations"], 2, b["name"])
             self.assertFalse(any(b["name"].startswith("cpu") for b in doc["benchmarks"]), doc)
+
+
+class SweepGbenchThroughTheAction(unittest.TestCase):
+    """A sweep's report in gbench (sweep --format gbench, and convert of its report): a passing
+    sweep, then one where flaky-host fails, fed to the reproduction. Cases of one shape and other
+    seeds keep names of their own, so the action pairs each with its own history."""
+    CONFIG = {"name": "act", "defaults": {"warmup": 0, "iters": 3},
+              "cases": [{"shape": {"m": 64, "n": 64, "k": 256}, "kernels": ["flaky-host", "host"],
+                         "seeds": [0, 1]}]}
+
+    def sweep(self, d, name, broken):
+        cfg = os.path.join(d, "act.json")
+        with open(cfg, "w") as f:
+            json.dump(self.CONFIG, f)
+        env = dict(HOST_ENV)
+        if broken:
+            env["NVFP4_TEST_BREAK"] = "1"
+        out_path = os.path.join(d, name)
+        rc, out, err = run("--kernel-lib", os.path.join(PLUGIN_DIR, "libnvfp4_broken_host.so"), "sweep",
+                           cfg, "--overwrite", "--format", "gbench", "--output", out_path, cwd=d, env=env)
+        self.assertEqual(rc, 1 if broken else 0, out + err)
+        with open(out_path) as f:
+            text = f.read()
+        # convert of the sweep's report gives the same file
+        rc, out, err = run("convert", os.path.join(d, "sweep-act.json"), "--format", "gbench", env=HOST_ENV)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out, text)
+        return extract_googlecpp(text)
+
+    def test_the_failed_cases_of_a_sweep_alert_and_fail_the_job(self):
+        with tempfile.TemporaryDirectory() as d:
+            good = self.sweep(d, "good.json", False)
+            bad = self.sweep(d, "bad.json", True)
+            names = [b["name"] for b in good]
+            self.assertEqual(len(names), len(set(names)), names)  # one series per case
+            failed = {f"flaky-host/64x64x256x1/gpumode/hot/seed={s}" for s in (0, 1)}
+            self.assertTrue(failed <= set(names), names)
+            self.assertEqual({b["name"] for b in bad}, set(names))
+            alerts = find_alerts(bad, good)
+            # Each failed case alerts by the sentinel's margin; a passing one never comes near it.
+            self.assertEqual({n for n, r in alerts if r > 1e6}, failed, alerts)
+            self.assertTrue(job_fails(alerts))
+            for b in bad:
+                self.assertEqual(b["value"] == FAILED_US, b["name"] in failed, b)
 
 
 if __name__ == "__main__":

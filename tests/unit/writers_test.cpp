@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <sstream>
 
+#include "src/core/error.hpp"
+#include "src/report/json_writer.hpp"
+#include "src/report/report_reader.hpp"
 #include "src/report/writer.hpp"
 
 using namespace nvfp4;
@@ -161,8 +165,11 @@ TEST(Writers, GoogleBenchmarkJsonHasTheKeysItsReadersUse) {
   EXPECT_EQ(bad["error_occurred"], true);
   EXPECT_NE(bad["error_message"].get<std::string>().find("incorrect"), std::string::npos);
   // github-action-benchmark charts real_time and ignores error_occurred: a failed case's value is
-  // one no passing run can have, so the action alerts against the series' earlier points.
-  EXPECT_DOUBLE_EQ(bad["real_time"].get<double>(), 1e300);
+  // one no passing run can have, so the action alerts against the series' earlier points;
+  // compare.py leaves aggregates out of its geometric mean.
+  EXPECT_DOUBLE_EQ(bad["real_time"].get<double>(), 1e12);
+  EXPECT_EQ(bad["run_type"], "aggregate");
+  EXPECT_EQ(bad["aggregate_name"], "failed");
   EXPECT_DOUBLE_EQ(bad["measured_median_us"].get<double>(), 21.5);
 }
 
@@ -182,7 +189,7 @@ TEST(Writers, FailedCasesAlwaysHaveAnEntryAndOneSampleReferencesNone) {
   const json& bad = g["benchmarks"][1];
   EXPECT_EQ(bad["name"], "naive/128x4096x7168x2/normal/hot");
   EXPECT_EQ(bad["error_occurred"], true);
-  EXPECT_DOUBLE_EQ(bad["real_time"].get<double>(), 1e300);
+  EXPECT_DOUBLE_EQ(bad["real_time"].get<double>(), 1e12);
   EXPECT_EQ(bad["iterations"], 0);
   const json b = json::parse(f.render("bencher"));
   ASSERT_EQ(b.size(), 2u);
@@ -301,4 +308,126 @@ TEST(Writers, DurationsInTheUnitThatFitsAndSampleCounts) {
   EXPECT_EQ(human_duration(5606072.17), "5.61 s");  // was "5606072.17 us"
   EXPECT_EQ(sample_count(1), "1 sample");
   EXPECT_EQ(sample_count(3), "3 samples");
+}
+
+// Fields that do not apply are absent, not 0: a timing without clock readings (the host
+// backend) has no sm_clock_mhz in gbench and an empty one in CSV.
+TEST(Writers, NoSmClockWhereNoneWasRead) {
+  Fixture f;
+  EXPECT_TRUE(json::parse(f.render("gbench"))["benchmarks"][0].contains("sm_clock_mhz"));
+  for (auto& c : f.cases) {
+    c.kernel_timing->measurement.clock = ClockRecord{};
+    if (c.reference_timing) c.reference_timing->measurement.clock = ClockRecord{};
+  }
+  for (const json& b : json::parse(f.render("gbench"))["benchmarks"])
+    EXPECT_FALSE(b.contains("sm_clock_mhz")) << b.dump();
+  EXPECT_FALSE(json::parse(f.render("gbench"))["context"].contains("mhz_per_cpu"));
+  std::istringstream in(f.render("csv"));
+  std::string line;
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) rows.push_back(split(line, ','));
+  const size_t col = size_t(std::find(rows[0].begin(), rows[0].end(), "sm_clock_mhz") - rows[0].begin());
+  ASSERT_LT(col, rows[0].size());
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i][col], "") << i;
+}
+
+// Cases that share a name (a sweep over seeds or configurations, a reference timed once per
+// kernel) each get their own: Bencher keys by name, so one would overwrite the other.
+TEST(Writers, SharedNamesGainWhatSetsThemApart) {
+  Fixture f;
+  f.cases.resize(1);
+  CaseResult seed1 = f.cases[0];
+  seed1.problem.seed = 1;
+  CaseResult other_config = f.cases[0];
+  other_config.kernel_configuration = "tile 64";
+  f.cases[0].kernel_configuration = "tile 16";
+  CaseResult other_kernel = f.cases[0];
+  other_kernel.kernel = "sm90";
+  other_kernel.kernel_timing->name = "sm90";
+  CaseResult twin = other_kernel;
+  f.cases.push_back(seed1);
+  f.cases.push_back(other_config);
+  f.cases.push_back(other_kernel);
+  f.cases.push_back(twin);
+  const json g = json::parse(f.render("gbench"));
+  std::vector<std::string> names;
+  for (const json& b : g["benchmarks"]) names.push_back(b["name"]);
+  const std::string k = "naive/128x7168x16384x1/gpumode/cold", r = "weird,ref\"name/128x7168x16384x1/gpumode/cold";
+  const std::vector<std::string> want = {
+      k + "/seed=0/config=tile_16", r + "/seed=0/with=naive",
+      k + "/seed=1", r + "/seed=1",
+      k + "/seed=0/config=tile_64", r + "/seed=0/with=naive#2",
+      "sm90/128x7168x16384x1/gpumode/cold", r + "/seed=0/with=sm90",
+      "sm90/128x7168x16384x1/gpumode/cold#2", r + "/seed=0/with=sm90#2"};
+  EXPECT_EQ(names, want);
+  EXPECT_EQ(json::parse(f.render("bencher")).size(), want.size());  // none overwritten
+  // A single run keeps its plain names.
+  const Fixture plain;
+  EXPECT_EQ(json::parse(plain.render("gbench"))["benchmarks"][0]["name"], k);
+}
+
+// The reader gives the writers what the run gave them: every format of a report read back is
+// the format written directly.
+TEST(ReportReader, EveryFormatOfTheReadReportIsTheDirectOne) {
+  Fixture f;
+  CaseResult& a = f.cases[0];
+  a.kernel_configuration = "tile 16";
+  a.notes = {"a note"};
+  a.verdict = VerdictChecks{};
+  a.verdict->timed = {true, 3, 3, 768, 1, 256, ""};
+  a.verdict->floor.known = true;
+  a.verdict->floor.floor_s = 5e-6;
+  a.speed_of_light = SolResult{};
+  a.speed_of_light->known = true;
+  a.speed_of_light->gpu = "test GPU";
+  a.speed_of_light->sol_s = 50e-6;
+  a.speed_of_light->memory_bound = true;
+  a.peers.push_back(make_timing("cublaslt-f16", "peer", fake_measurement({50, 51, 52}, "cold"),
+                                a.problem.shape, a.bytes, false));
+  a.peers.back().kernel_speedup = 0.5;
+  TimingResult skipped;
+  skipped.name = "cublaslt-fp8";
+  skipped.role = "peer";
+  skipped.reason = "needs sm_89";
+  a.peers.push_back(skipped);
+  f.info.device.cc_major = 9;
+  f.info.device.sm_count = 132;
+  const json report = make_report(f.info, f.cases, false);
+  const ReadReport r = read_report(json::parse(report.dump()), "r.json");
+  ASSERT_EQ(r.cases.size(), f.cases.size());
+  // json is left out: convert passes the report itself through (the model rounds us to s).
+  for (const std::string& format : writer_formats()) {
+    if (format == "json") continue;
+    const auto w = make_writer(format);
+    EXPECT_EQ(w->render(r.info, r.cases, false), w->render(f.info, f.cases, false)) << format;
+  }
+}
+
+TEST(ReportReader, DamagedReportsNameTheFileAndTheKey) {
+  const Fixture f;
+  const json good = make_report(f.info, f.cases, false);
+  const auto message = [&](const std::function<void(json&)>& damage) {
+    json j = good;
+    damage(j);
+    try {
+      (void)read_report(j, "r.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message([](json& j) { j["cases"][0]["kernel_timing"]["stats"]["mean_us"] = "x"; }),
+            "r.json: cases[0].kernel_timing.stats.mean_us: wrong type; expected a number");
+  EXPECT_EQ(message([](json& j) { j["cases"][1]["disposition"] = "bored"; }),
+            "r.json: cases[1].disposition: 'bored': unknown; expected passed, incorrect, "
+            "not_supported or error");
+  EXPECT_EQ(message([](json& j) { j["cases"][0]["problem"]["dist"] = "cauchy"; }),
+            "r.json: cases[0].problem.dist: 'cauchy': unknown; expected gpumode or normal");
+  EXPECT_EQ(message([](json& j) { j["cases"][0]["peers"] = {7}; }),
+            "r.json: cases[0].peers[0]: not an object; expected a timing");
+  EXPECT_EQ(message([](json& j) { j["device"]["name"] = 3; }),
+            "r.json: device.name: wrong type; expected a string");
+  EXPECT_EQ(message([](json& j) { j.erase("cases"); }), "r.json: cases: missing; expected an array");
+  EXPECT_EQ(message([](json&) {}), "accepted");
 }
