@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "src/app/commands.hpp"
+#include "src/case/number_options.hpp"
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
 #include "src/core/json.hpp"
@@ -64,10 +65,14 @@ Subcommand add_compare_command(CLI::App& app) {
   sub->add_option("base", args->base, "the baseline report (--json output)")->required();
   sub->add_option("new", args->now, "the report to check against it")->required();
   sub->add_option("--threshold", args->threshold_pct,
-                  "slowdown in percent that counts as a regression")->capture_default_str();
+                  "slowdown in percent that counts as a regression")
+      ->check(number_text())
+      ->capture_default_str();
   sub->add_option("--noise-factor", args->opt.noise_factor,
                   "the slowdown must also exceed this many combined standard errors of the two "
-                  "medians")->capture_default_str();
+                  "medians")
+      ->check(number_text())
+      ->capture_default_str();
   sub->add_option("--output", args->output, "also write the Markdown table to this file");
   return {sub, [args](int, char**) { return run_compare(*args); }};
 }

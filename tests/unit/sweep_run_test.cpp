@@ -258,6 +258,17 @@ TEST(Sweep, ResolveDevices) {
       EXPECT_NE(std::string(e.what()).find("--devices"), std::string::npos);
     }
   }
+  // Without a device a typo is still named as one, not as "no CUDA device here"; and the
+  // number rule holds (no spaces, no sign).
+  for (const char* spec : {"x", "0,x", " 0", "+1", "1 "}) {
+    SCOPED_TRACE(spec);
+    try {
+      resolve_devices(spec, 0);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a device ordinal"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Sweep, ExitCodes) {
