@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Messages that name the real problem, on the host backend: paths the system cannot take, paths
+the user never typed, folders left by killed sweeps, reports behind symbolic links, long plugin
+messages, help texts that cite files of the tree. (One-line refusals are rows of the rejects
+table in docs/errors.md, run by cli_reject_test.py; these need more than one command.)"""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+from nvfp4cli import HOST_ENV, PLUGIN_DIR, SRC, run
+
+SHAPE = ["--m", "16", "--n", "16", "--k", "64"]
+ONE_CASE = {"defaults": {"warmup": 0, "iters": 1}, "cases": [{"shape": {"m": 16, "n": 16, "k": 64}}]}
+
+
+def write_config(d, name="one.json", cfg=ONE_CASE):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    return path
+
+
+class SweepPaths(unittest.TestCase):
+    def test_a_path_over_path_max_is_exit_2_naming_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d)
+            deep = "a/" * 2100 + "r.json"  # over PATH_MAX (4096) once absolute
+            for flag in ("--json", "--jsonl"):
+                with self.subTest(flag=flag):
+                    rc, out, err = run("sweep", cfg, flag, deep, cwd=d, env=HOST_ENV)
+                    self.assertEqual(rc, 2, err)
+                    self.assertNotIn("internal error", err)
+                    self.assertRegex(err, rf"^nvfp4bench: {flag} a/a/.*: path is \d+ bytes; the system allows \d+\n$")
+
+    def test_a_derived_path_is_named_as_what_it_is(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d)
+            report = "n" * 250 + ".json"  # fits NAME_MAX; its .jsonl (256 bytes) does not
+            rc, _, err = run("sweep", cfg, "--json", report, cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 2, err)
+            self.assertIn("the record file (the report's path with .jsonl; choose another with "
+                          f"--jsonl) {report[:-5]}.jsonl: file name is 256 bytes", err)
+            self.assertNotIn("--jsonl n", err)
+
+    def test_a_killed_sweeps_temporary_folder_is_removed_at_the_next_start(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d)
+            tmp = os.path.join(d, "tmp")
+            os.mkdir(tmp)
+            p = subprocess.Popen(["true"])
+            p.wait()  # a pid that has ended: its sweep was killed
+            dead = os.path.join(tmp, f"nvfp4bench-sweep-{p.pid}-abcdef")
+            alive = os.path.join(tmp, f"nvfp4bench-sweep-{os.getpid()}-abcdef")
+            other = os.path.join(tmp, "nvfp4bench-sweep-notapid")
+            for f in (dead, alive, other):
+                os.mkdir(f)
+            with open(os.path.join(dead, "case-0.json"), "w") as f:
+                f.write("{}")
+            env = dict(HOST_ENV, TMPDIR=tmp)
+            rc, out, err = run("sweep", cfg, "--json", os.path.join(d, "r.json"), cwd=d, env=env)
+            self.assertEqual(rc, 0, out + err)
+            left = sorted(os.listdir(tmp))
+            self.assertEqual(left, sorted(os.path.basename(x) for x in (alive, other)))
+
+
+if __name__ == "__main__":
+    unittest.main()
