@@ -66,5 +66,45 @@ class SweepPaths(unittest.TestCase):
             self.assertEqual(left, sorted(os.path.basename(x) for x in (alive, other)))
 
 
+class Symlinks(unittest.TestCase):
+    def test_a_report_behind_a_link_is_written_to_the_links_target(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "store"))
+            target = os.path.join(d, "store", "latest.json")
+            with open(target, "w") as f:
+                f.write("old\n")
+            os.symlink("store/latest.json", os.path.join(d, "r.json"))  # relative, as ln -s makes
+            os.symlink(os.path.join(d, "store", "new.json"), os.path.join(d, "dangling.json"))
+            cfg = write_config(d)
+            for args, link, dest in [
+                    (SHAPE + ["--iters", "1", "--json", "r.json"], "r.json", target),
+                    (SHAPE + ["--iters", "1", "--json", "dangling.json"], "dangling.json",
+                     os.path.join(d, "store", "new.json")),
+                    (["sweep", cfg, "--json", "r.json", "--jsonl", "s.jsonl"], "r.json", target)]:
+                with self.subTest(args=args):
+                    rc, out, err = run(*args, cwd=d, env=HOST_ENV)
+                    self.assertEqual(rc, 0, out + err)
+                    self.assertTrue(os.path.islink(os.path.join(d, link)))
+                    with open(dest) as f:
+                        self.assertEqual(json.load(f)["schema_version"], 2)
+            self.assertEqual(sorted(os.listdir(os.path.join(d, "store"))), ["latest.json", "new.json"])
+
+    def test_a_link_to_a_read_only_file_or_a_loop_is_refused_naming_the_target(self):
+        with tempfile.TemporaryDirectory() as d:
+            ro = os.path.join(d, "ro.json")
+            with open(ro, "w") as f:
+                f.write("{}\n")
+            os.chmod(ro, 0o444)
+            os.symlink(ro, os.path.join(d, "r.json"))
+            os.symlink("loop.json", os.path.join(d, "loop.json"))
+            rc, _, err = run(*SHAPE, "--json", "r.json", cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 2, err)
+            self.assertIn(f"--json r.json (the link's target {ro}): exists and is not writable; not "
+                          "replaced", err)
+            rc, _, err = run(*SHAPE, "--json", "loop.json", cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 2, err)
+            self.assertIn("--json loop.json: a symbolic link that leads nowhere", err)
+
+
 if __name__ == "__main__":
     unittest.main()
