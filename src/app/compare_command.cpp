@@ -3,12 +3,8 @@
 // 2 on unreadable or invalid input, 0 otherwise.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "src/app/commands.hpp"
 #include "src/case/number_options.hpp"
@@ -28,11 +24,7 @@ struct CompareArgs {
 };
 
 nlohmann::json read_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_checked(ss.str(), path, "not valid JSON");
+  return parse_json_checked(read_input_file(path), path, "not valid JSON");
 }
 
 int run_compare(CompareArgs& a) {

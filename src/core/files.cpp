@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -76,6 +78,18 @@ void check_output_file(const std::string& flag, const std::string& path) {
         (::stat(target.c_str(), &old) == 0 && (old.st_mode & 0222) == 0))
       throw usage_error(fmt::format("{} {}{}: exists and is not writable; not replaced", flag, path, via));
   }
+}
+
+std::string read_input_file(const std::string& path) {
+  std::error_code ec;
+  // A folder opens as a stream and reads as empty: said as what it is, not as bad JSON.
+  if (fs::is_directory(path, ec)) throw usage_error(fmt::format("{}: is a folder, not a file", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
+  return ss.str();
 }
 
 bool same_file(const std::string& a, const std::string& b) {

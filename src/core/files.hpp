@@ -19,6 +19,10 @@ void write_text_file_atomic(const std::string& path, const std::string& text);
 // target and the target's folder). Throws usage_error "FLAG PATH: why".
 void check_output_file(const std::string& flag, const std::string& path);
 
+// The whole of an input file (a config, a report): usage_error "PATH: is a folder, not a file" or
+// "PATH: cannot be read (why)" when it cannot be had.
+std::string read_input_file(const std::string& path);
+
 // True when a and b name the same file (the same inode when both exist, else the same
 // normalized absolute path).
 bool same_file(const std::string& a, const std::string& b);

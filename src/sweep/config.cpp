@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
 
 #include "src/core/error.hpp"
+#include "src/core/files.hpp"
 #include "src/core/json.hpp"
 #include "src/problem/problem.hpp"
 #include "src/registry/registry.hpp"
@@ -419,21 +419,11 @@ SweepConfig parse_config_text(const std::string& text, const std::string& where)
   return parse_config(parse_json_checked(text, where), where);
 }
 
-namespace {
-std::string read_config_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw usage_error(fmt::format("{}: cannot be read (no such file, or no permission)", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-}  // namespace
 
-SweepConfig load_config(const std::string& path) { return parse_config_text(read_config_text(path), path); }
+SweepConfig load_config(const std::string& path) { return parse_config_text(read_input_file(path), path); }
 
 SweepConfig load_config(const std::string& path, const std::vector<std::string>& kernels) {
-  json j = parse_json_checked(read_config_text(path), path);
+  json j = parse_json_checked(read_input_file(path), path);
   // Only where the config has the expected form; otherwise parse_config reports what is wrong.
   if (j.is_object() && (!j.contains("defaults") || j["defaults"].is_object())) {
     j["defaults"]["kernels"] = kernels;
