@@ -196,7 +196,8 @@ class PythonGemm final : public Gemm {
       std::string why;
       bool unsupported = false;
       try {
-        why = py::str(helper().attr("describe_call")(e.value(), k_->path)).cast<std::string>();
+        why = py::str(helper().attr("describe_call")(e.value(), k_->path, py::handle(k_->fn)))
+                  .cast<std::string>();
         unsupported = helper().attr("unsupported")(e.value()).cast<bool>();
       } catch (const std::exception&) {
         why = e.what();

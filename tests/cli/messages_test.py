@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import unittest
 
-from nvfp4cli import HOST_ENV, PLUGIN_DIR, SRC, run
+from nvfp4cli import HOST_ENV, PLUGIN_DIR, SRC, built_without_python, run
 
 SHAPE = ["--m", "16", "--n", "16", "--k", "64"]
 ONE_CASE = {"defaults": {"warmup": 0, "iters": 1}, "cases": [{"shape": {"m": 16, "n": 16, "k": 64}}]}
@@ -104,6 +104,46 @@ class Symlinks(unittest.TestCase):
             rc, _, err = run(*SHAPE, "--json", "loop.json", cwd=d, env=HOST_ENV)
             self.assertEqual(rc, 2, err)
             self.assertIn("--json loop.json: a symbolic link that leads nowhere", err)
+
+
+class PythonKernels(unittest.TestCase):
+    """What the embedded interpreter says of a submission's mistakes (docs/python.md, Failures)."""
+
+    @classmethod
+    def setUpClass(cls):
+        why = built_without_python()
+        if why:
+            raise unittest.SkipTest(why)
+
+    def run_py(self, d, name, text):
+        path = os.path.join(d, name + ".py")
+        with open(path, "w") as f:
+            f.write(text)
+        return run("--kernel-py", path, "--kernel", "py:" + name, *SHAPE, "--iters", "1", cwd=d,
+                   env=HOST_ENV)
+
+    def test_each_mistake_is_named_in_the_submissions_terms(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name, text, code, words in [
+                    ("sig", "def custom_kernel(a, b):\n    return a\n", 3,
+                     "custom_kernel raised TypeError: custom_kernel() missing 1 required positional "
+                     "argument: 'b' (at {d}/sig.py:1, the function's definition: the call itself "
+                     "failed; it is called as custom_kernel(data), data the input tuple)"),
+                    ("text", "def custom_kernel(data):\n    return 'abc'\n", 3,
+                     "custom_kernel returned a str, not an array; expected c as float16"),
+                    ("gen", "def custom_kernel(data):\n    yield data[-1]\n", 3,
+                     "custom_kernel returned a generator, not an array;"),
+                    ("obj", "class K:\n    pass\ndef custom_kernel(data):\n    return K()\n", 3,
+                     "custom_kernel returned a K, not an array;"),
+                    ("num", "custom_kernel = 3\n", 2,
+                     "--kernel-py {d}/num.py (function custom_kernel): the file defines "
+                     "'custom_kernel' as an int (3), not a function")]:
+                with self.subTest(name=name):
+                    rc, out, err = self.run_py(d, name, text)
+                    self.assertEqual(rc, code, out + err)
+                    self.assertIn(words.format(d=d), err)
+                    self.assertNotIn("<string>", err)
+                    self.assertNotIn("shape ()", err)
 
 
 if __name__ == "__main__":
