@@ -26,8 +26,8 @@ Subcommand add_sweep_command(CLI::App& app) {
   sub->add_option("config", o->config_path, "sweep config (JSON; configs/sweep.schema.json)")
       ->required();
   sub->add_option("--json", o->json_path,
-                  "final report (default: sweep-<config name>.json, sweep-<config "
-                  "name>.shard-I-of-N.json for a shard)");
+                  "final report (default: sweep-STEM.json in the current folder, STEM the "
+                  "config's file name without .json; sweep-STEM.shard-I-of-N.json for a shard)");
   sub->add_option("--jsonl", o->jsonl_path, "record file (default: the report's path with .jsonl)");
   CLI::Option* resume = sub->add_flag(
       "--resume", o->resume, "skip the cases already recorded in the JSONL and run the rest");

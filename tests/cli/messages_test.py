@@ -106,6 +106,69 @@ class Symlinks(unittest.TestCase):
             self.assertIn("--json loop.json: a symbolic link that leads nowhere", err)
 
 
+class Listing(unittest.TestCase):
+    def test_list_keeps_its_columns_for_long_names(self):
+        lib = os.path.join(PLUGIN_DIR, "libnvfp4_broken_host.so")  # names up to 21 characters
+        rc, out, err = run("--kernel-lib", lib, "--list", env=HOST_ENV)
+        self.assertEqual(rc, 0, err)
+        rows = [l for l in out.splitlines() if re.match(r"^  \S+ +(available|unavailable) ", l)]
+        self.assertIn("broken-unwritten-host", out)
+        starts = {re.search(r" (available|unavailable) ", l).start() for l in rows}
+        self.assertEqual(len(starts), 1, "\n".join(rows))
+        whys = [l for l in out.splitlines() if l.strip().startswith("why:")]
+        self.assertTrue(all(l.index("why:") == whys[0].index("why:") for l in whys), whys)
+
+
+# A file of the tree as help and config texts cite one: a path from the repository root.
+CITED = re.compile(r"\b((?:docs|include|configs|scripts|examples|schemas|src)/[\w./-]*\w)")
+
+
+class HelpTexts(unittest.TestCase):
+    def test_every_file_the_help_and_the_configs_cite_exists(self):
+        texts = {}
+        for args in ([], ["sweep"], ["compare"], ["merge"]):
+            rc, out, err = run(*args, "--help", env=HOST_ENV)
+            self.assertEqual(rc, 0, err)
+            texts[" ".join(args + ["--help"])] = out
+        for name in sorted(os.listdir(os.path.join(SRC, "configs"))):
+            with open(os.path.join(SRC, "configs", name)) as f:
+                texts["configs/" + name] = f.read()
+        cited = 0
+        for where, text in texts.items():
+            self.assertNotRegex(text, r"README, ", f"{where} cites a README section (they moved to docs/)")
+            for path in CITED.findall(text):
+                with self.subTest(where=where, path=path):
+                    cited += 1
+                    self.assertTrue(os.path.exists(os.path.join(SRC, path)), f"{where} cites {path}")
+        self.assertIn("include/nvfp4bench/plugin.h", texts["--help"])
+        self.assertGreaterEqual(cited, 4)
+
+    def test_sweep_writes_the_default_report_its_help_names(self):
+        rc, out, _ = run("sweep", "--help", env=HOST_ENV)
+        self.assertIn("default: sweep-STEM.json in the current folder, STEM the config's file name "
+                      "without .json; sweep-STEM.shard-I-of-N.json for a shard", " ".join(out.split()))
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "cfgs"))
+            two = dict(ONE_CASE, cases=[dict(ONE_CASE["cases"][0], seeds=[1, 2])])
+            cfg = write_config(os.path.join(d, "cfgs"), "tiny.cfg.json", two)
+            for extra, report in (([], "sweep-tiny.cfg.json"), (["--shard", "1/2"], "sweep-tiny.cfg.shard-1-of-2.json")):
+                with self.subTest(extra=extra):
+                    rc, out, err = run("sweep", cfg, *extra, cwd=d, env=HOST_ENV)
+                    self.assertEqual(rc, 0, out + err)
+                    self.assertTrue(os.path.exists(os.path.join(d, report)), os.listdir(d))
+
+
+class Scripts(unittest.TestCase):
+    def test_slurm_sweep_without_arguments_prints_its_usage_and_exits_2(self):
+        script = os.path.join(SRC, "scripts", "slurm-sweep.sh")
+        for args in ([], ["a.json", "out", "extra"]):
+            with self.subTest(args=args):
+                p = subprocess.run(["bash", script, *args], capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(p.stderr, "usage: sbatch --array=0-N scripts/slurm-sweep.sh CONFIG "
+                                           "[OUTDIR] (docs/slurm.md)\n")
+
+
 class PythonKernels(unittest.TestCase):
     """What the embedded interpreter says of a submission's mistakes (docs/python.md, Failures)."""
 
