@@ -6,11 +6,13 @@ table in docs/errors.md, run by cli_reject_test.py; these need more than one com
 import json
 import os
 import re
+import resource
+import signal
 import subprocess
 import tempfile
 import unittest
 
-from nvfp4cli import HOST_ENV, PLUGIN_DIR, SRC, built_without_python, run
+from nvfp4cli import BIN, HOST_ENV, PLUGIN_DIR, SRC, built_without_python, run
 
 SHAPE = ["--m", "16", "--n", "16", "--k", "64"]
 ONE_CASE = {"defaults": {"warmup": 0, "iters": 1}, "cases": [{"shape": {"m": 16, "n": 16, "k": 64}}]}
@@ -64,6 +66,40 @@ class SweepPaths(unittest.TestCase):
             self.assertEqual(rc, 0, out + err)
             left = sorted(os.listdir(tmp))
             self.assertEqual(left, sorted(os.path.basename(x) for x in (alive, other)))
+
+
+    def test_a_full_disk_names_the_records_and_the_report(self):
+        # A full disk, played by a file size limit (writes past it fail with EFBIG): one where the
+        # records fit and the report does not, one where neither does after the header.
+        with tempfile.TemporaryDirectory() as d:
+            cfg = write_config(d, "two.json", dict(ONE_CASE, cases=[dict(ONE_CASE["cases"][0], seeds=[1, 2])]))
+            args = ["sweep", cfg, "--no-isolate", "--json", "r.json"]
+            rc, out, err = run(*args, cwd=d, env=HOST_ENV)
+            self.assertEqual(rc, 0, out + err)
+            jsonl_size = os.path.getsize(os.path.join(d, "r.jsonl"))
+            report_size = os.path.getsize(os.path.join(d, "r.json"))
+            with open(os.path.join(d, "r.jsonl")) as f:
+                header_size = len(f.readline())
+            self.assertLess(jsonl_size, report_size)
+
+            def limited(limit):
+                def pre():
+                    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+                for f in ("r.json", "r.jsonl"):
+                    if os.path.exists(os.path.join(d, f)):
+                        os.remove(os.path.join(d, f))
+                return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=d, env=HOST_ENV,
+                                      preexec_fn=pre, timeout=120)
+
+            p = limited(jsonl_size + 1)
+            self.assertEqual(p.returncode, 3, p.stderr)
+            self.assertIn("nvfp4bench: writing r.json: File too large; the 2 finished cases are recorded "
+                          "in r.jsonl: make room and run the sweep again with --resume", p.stderr)
+            p = limited(header_size + 1)
+            self.assertEqual(p.returncode, 3, p.stderr)
+            self.assertIn("nvfp4bench: r.jsonl: write failed (File too large) (after 0 of 2 cases); the "
+                          "report could not be written either: writing r.json: File too large", p.stderr)
 
 
 class Symlinks(unittest.TestCase):
