@@ -223,7 +223,7 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
     return usage_error(fmt::format("--kernel-lib {}: {}", path, what));
   };
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw bad("no such file");
+  if (!fs::exists(path, ec)) throw bad(ec ? "cannot be read (" + ec.message() + ")" : "no such file");
   if (!fs::is_regular_file(path, ec)) throw bad("not a regular file");
   // An absolute path, so dlopen never searches LD_LIBRARY_PATH for a name the user did not mean.
   const std::string abs = fs::weakly_canonical(fs::absolute(path, ec), ec).string();

@@ -36,6 +36,12 @@ class SweepPaths(unittest.TestCase):
                     self.assertEqual(rc, 2, err)
                     self.assertNotIn("internal error", err)
                     self.assertRegex(err, rf"^nvfp4bench: {flag} a/a/.*: path is \d+ bytes; the system allows \d+\n$")
+            for args, words in [(["sweep", deep], ": cannot be read (File name too long)"),
+                                (["--kernel-lib", deep], ": cannot be read (File name too long)")]:
+                with self.subTest(args=args[0]):
+                    rc, out, err = run(*args, cwd=d, env=HOST_ENV)
+                    self.assertEqual(rc, 2, err)
+                    self.assertTrue(err.rstrip().endswith(words), err[-200:])
 
     def test_a_derived_path_is_named_as_what_it_is(self):
         with tempfile.TemporaryDirectory() as d:
