@@ -27,7 +27,11 @@
 #SBATCH --open-mode=append
 #SBATCH --output=nvfp4-sweep-%A_%a.out
 set -euo pipefail
-config=${1:?usage: sbatch --array=0-N scripts/slurm-sweep.sh CONFIG [OUTDIR]}
+if (( $# < 1 || $# > 2 )); then  # bad usage: exit 2, as the tool's own (docs/errors.md)
+  echo "usage: sbatch --array=0-N scripts/slurm-sweep.sh CONFIG [OUTDIR] (docs/slurm.md)" >&2
+  exit 2
+fi
+config=$1
 outdir=${2:-results}
 count=${SLURM_ARRAY_TASK_COUNT:-1}
 step=${SLURM_ARRAY_TASK_STEP:-1}

@@ -1,6 +1,7 @@
 #include "src/app/cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "src/app/isolated_run.hpp"
 #include "src/core/error.hpp"
@@ -14,6 +15,28 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit codes: 0 every case passed; 1 verification failed (compare: regression); "
     "2 bad usage or input; 3 runtime failure (CUDA error, out of memory); 130 interrupted.";
+// --kernel-lib / --kernel-py after a subcommand (CLI11 lists it as unexpected, value first):
+// said as what it is, with where it goes. "" when argv holds none there.
+std::string misplaced_loader(int argc, const char* const* argv, const Subcommands& subs) {
+  for (int i = 1; i < argc; ++i)
+    for (const auto& s : subs) {
+      if (argv[i] != s.app->get_name()) continue;
+      for (int j = i + 1; j < argc; ++j) {
+        const std::string a = argv[j];
+        for (const char* flag : {"--kernel-lib", "--kernel-py"}) {
+          const std::string f = flag;
+          if (a != f && a.rfind(f + "=", 0) != 0) continue;
+          const std::string value = a == f ? (j + 1 < argc ? argv[j + 1] : "") : a.substr(f.size() + 1);
+          return fmt::format("{} {}: given after the subcommand '{}'; it goes before it (nvfp4bench "
+                             "{} {} {} ...), where every command loads it",
+                             f, value, s.app->get_name(), f, value, s.app->get_name());
+        }
+      }
+      return {};
+    }
+  return {};
+}
+
 }  // namespace
 
 CommandLine::CommandLine()
@@ -40,6 +63,16 @@ int CommandLine::parse(int argc, const char* const* argv, std::string& message) 
   } catch (const CLI::ParseError& e) {
     // CLI11's messages name the option and the value; one line.
     message = std::string(e.what()) + " (see --help)";
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      // CLI11 lists the extras last first; said in the order they were given.
+      std::vector<std::string> extra = app_.remaining();
+      for (const auto& sub : subs_)
+        for (const auto& r : sub.app->remaining()) extra.push_back(r);
+      if (!extra.empty())
+        message = fmt::format("The following argument{} not expected: {} (see --help)",
+                              extra.size() == 1 ? " was" : "s were", fmt::join(extra, " "));
+      if (std::string m = misplaced_loader(argc, argv, subs_); !m.empty()) message = m;
+    }
     for (char& c : message)
       if (c == '\n') c = ' ';
     return kExitBadInput;

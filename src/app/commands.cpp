@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -32,17 +33,20 @@ int list_command(const DeviceInfo& dev) {
     std::printf("device: none (%s): only host implementations run\n", dev.no_gpu_reason.c_str());
   const std::pair<Role, const char*> roles[] = {
       {Role::Kernel, "kernels"}, {Role::Reference, "references"}, {Role::Peer, "peers"}};
+  // One name column for every entry, plugins' and Python kernels' long names included.
+  int width = 16;
+  for (const auto& e : registry()) width = std::max(width, int(e.name.size()));
   for (const auto& [role, title] : roles) {
     std::printf("\n%s:\n", title);
     for (const auto& e : registry()) {
       if (e.role != role) continue;
       const auto g = e.make();
       Availability a = usable_here(*g, dev);
-      std::printf("  %-16s %-13s %s\n", g->name().c_str(), a.ok ? "available" : "unavailable",
+      std::printf("  %-*s %-13s %s\n", width, g->name().c_str(), a.ok ? "available" : "unavailable",
                   g->description().c_str());
       // The no-GPU reason is said once, above; not again under every device implementation.
       if (!a.ok && !dev.has_gpu && a.reason.rfind("no CUDA device", 0) == 0) a.reason = "needs a CUDA device";
-      if (!a.ok) std::printf("  %-16s %-13s why: %s\n", "", "", a.reason.c_str());
+      if (!a.ok) std::printf("  %-*s %-13s why: %s\n", width, "", "", a.reason.c_str());
     }
   }
   return kExitPass;

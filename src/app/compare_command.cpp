@@ -3,14 +3,11 @@
 // 2 on unreadable or invalid input, 0 otherwise.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "src/app/commands.hpp"
+#include "src/case/number_options.hpp"
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
 #include "src/core/json.hpp"
@@ -27,11 +24,7 @@ struct CompareArgs {
 };
 
 nlohmann::json read_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_checked(ss.str(), path, "not valid JSON");
+  return parse_json_checked(read_input_file(path), path, "not valid JSON");
 }
 
 int run_compare(CompareArgs& a) {
@@ -64,10 +57,14 @@ Subcommand add_compare_command(CLI::App& app) {
   sub->add_option("base", args->base, "the baseline report (--json output)")->required();
   sub->add_option("new", args->now, "the report to check against it")->required();
   sub->add_option("--threshold", args->threshold_pct,
-                  "slowdown in percent that counts as a regression")->capture_default_str();
+                  "slowdown in percent that counts as a regression")
+      ->check(number_text())
+      ->capture_default_str();
   sub->add_option("--noise-factor", args->opt.noise_factor,
                   "the slowdown must also exceed this many combined standard errors of the two "
-                  "medians")->capture_default_str();
+                  "medians")
+      ->check(number_text())
+      ->capture_default_str();
   sub->add_option("--output", args->output, "also write the Markdown table to this file");
   return {sub, [args](int, char**) { return run_compare(*args); }};
 }

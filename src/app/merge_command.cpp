@@ -47,11 +47,7 @@ int merge_command(const std::string& out, const std::vector<std::string>& inputs
   refuse_shard_as_output(out);
   std::vector<std::pair<std::string, nlohmann::json>> reports;
   for (const auto& path : inputs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw usage_error(fmt::format("{}: cannot be read", path));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    reports.emplace_back(path, parse_json_checked(ss.str(), path));
+    reports.emplace_back(path, parse_json_checked(read_input_file(path), path));
   }
   const nlohmann::json merged = sweep::merge_reports(reports);
   write_text_file_atomic(out, merged.dump(2) + "\n");

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "src/app/commands.hpp"
+#include "src/case/number_options.hpp"
 #include "src/core/error.hpp"
 #include "src/report/writer.hpp"
 #include "src/sweep/runner.hpp"
@@ -25,15 +26,14 @@ Subcommand add_sweep_command(CLI::App& app) {
       "worse) some case not supported; 3 some case ended in an error (CUDA error, crash, timeout); "
       "130 interrupted (SIGINT/SIGTERM): the report holds the finished cases, --resume runs the "
       "rest.");
-  sub->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // Given twice: refused, as for a single run's options (src/case/run_options.cpp).
+  sub->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   sub->add_option("config", o->config_path, "sweep config (JSON; configs/sweep.schema.json)")
       ->required();
   sub->add_option("--json", o->json_path,
-                  "final report (default: sweep-<config name>.json, sweep-<config "
-                  "name>.shard-I-of-N.json for a shard)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);  // given twice: refused
-  sub->add_option("--jsonl", o->jsonl_path, "record file (default: the report's path with .jsonl)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+                  "final report (default: sweep-STEM.json in the current folder, STEM the "
+                  "config's file name without .json; sweep-STEM.shard-I-of-N.json for a shard)");
+  sub->add_option("--jsonl", o->jsonl_path, "record file (default: the report's path with .jsonl)");
   CLI::Option* resume = sub->add_flag(
       "--resume", o->resume, "skip the cases already recorded in the JSONL and run the rest");
   sub->add_flag("--overwrite", o->overwrite, "start again, discarding an existing JSONL")
@@ -45,7 +45,8 @@ Subcommand add_sweep_command(CLI::App& app) {
   CLI::Option* t =
       sub->add_option("--case-timeout", *timeout,
                       "seconds before an isolated case is killed (default: the config's "
-                      "timeout_s, else 600)");
+                      "timeout_s, else 600)")
+          ->check(number_text());
   sub->add_option("--devices", o->devices,
                   "GPUs to spread the cases over, one worker each: all, or a list like 0,1");
   sub->add_option("--shard", o->shard, "run only the cases c with c % N == I (0 <= I < N)")

@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "src/case/number_options.hpp"
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
 #include "src/registry/resolve.hpp"
@@ -21,39 +22,6 @@
 namespace nvfp4 {
 
 namespace {
-
-// CLI11 2.1 reads hex, clamps out-of-range integers and reports a bad value as "--m = 16,abc":
-// every number is checked here first (decimal only, in range), naming the value.
-template <class T>
-CLI::Validator integer_text() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        T v{};
-        const char* end = text.data() + text.size();
-        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-        if (ec == std::errc::result_out_of_range)
-          return fmt::format("'{}' is out of range ({} to {})", text, std::numeric_limits<T>::min(),
-                             std::numeric_limits<T>::max());
-        if (ec != std::errc() || ptr != end)
-          return fmt::format("'{}' is not {}", text, std::is_signed_v<T> ? "a decimal integer"
-                                                                         : "a non-negative decimal integer");
-        return {};
-      },
-      "");
-}
-
-CLI::Validator number_text() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        (void)std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size()) return fmt::format("'{}' is not a number", text);
-        if (errno == ERANGE) return fmt::format("'{}' is out of range", text);
-        return {};
-      },
-      "");
-}
 
 // The problem, the implementations and the verification.
 void add_problem_options(CLI::App& app, RunOptions& o) {
@@ -95,8 +63,8 @@ void add_measure_options(CLI::App& app, RunOptions& o) {
       ->check(number_text())
       ->capture_default_str();
   o.iters_option = app.add_option("--iters", mo.iters,
-                 "exactly N timed samples; 0: adaptive, until the noise target (default: adaptive "
-                 "on a GPU, 3 on the host backend)")->check(integer_text<int>());
+                 "N timed samples, fewer when --max-time runs out first; 0: adaptive, until the "
+                 "noise target (default: adaptive on a GPU, 3 on the host backend)")->check(integer_text<int>());
   app.add_option("--noise-target", o.noise_target_pct,
                  "adaptive: stop when the median's relative standard error is under this percent")
       ->check(number_text())
@@ -169,15 +137,14 @@ void add_output_options(CLI::App& app, RunOptions& o) {
   // Combinations that would silently do nothing: refused with one line instead.
   for (CLI::Option* l : {list, list_configs}) l->excludes(json)->excludes(output)->excludes(save)->excludes(samples);
   list->excludes(list_configs);
-  // An output given twice is a mistake, not "the last one wins" (one of them would be lost).
-  for (CLI::Option* once : {json, output, o.format_option})
-    once->multi_option_policy(CLI::MultiOptionPolicy::Throw);
 }
 
 }  // namespace
 
 void add_run_options(CLI::App& app, RunOptions& o) {
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // last one wins
+  // A single-valued option given twice is refused, not "the last one wins": one of the two
+  // values would be silently lost (the lists --peers, --kernel-lib and --kernel-py repeat).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   add_problem_options(app, o);
   add_measure_options(app, o);
   add_output_options(app, o);

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,6 +20,25 @@
 namespace nvfp4 {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The file an output path names: itself, or where its chain of symbolic links ends (a link is
+// written through, as a shell's redirection does, not replaced by a regular file). "" when the
+// chain does not end (a loop, or more than 40 links).
+fs::path link_target(const fs::path& abs) {
+  fs::path p = abs;
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) return {};
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return {};
+}
+
+}  // namespace
 
 void check_output_file(const std::string& flag, const std::string& path) {
   if (path.empty()) return;
@@ -38,19 +59,37 @@ void check_output_file(const std::string& flag, const std::string& path) {
   if (abs.string().size() >= PATH_MAX)
     throw usage_error(fmt::format("{} {}: path is {} bytes; the system allows {}", flag, path,
                                   abs.string().size(), PATH_MAX - 1));
-  const fs::path parent = abs.parent_path();
+  const fs::path target = link_target(abs);
+  if (target.empty())
+    throw usage_error(fmt::format("{} {}: a symbolic link that leads nowhere (a loop?)", flag, path));
+  // Through a link the file written is its target, in the target's folder.
+  const std::string via = target == abs ? "" : fmt::format(" (the link's target {})", target.string());
+  const fs::path parent = target.parent_path();
   if (!fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0)
-    throw usage_error(fmt::format("{} {}: folder {} does not exist or is not writable", flag, path,
-                                  parent.string()));
-  const fs::file_status st = fs::symlink_status(abs, ec);
+    throw usage_error(fmt::format("{} {}{}: folder {} does not exist or is not writable", flag, path,
+                                  via, parent.string()));
+  const fs::file_status st = fs::status(target, ec);
   if (fs::exists(st)) {
-    if (!fs::is_regular_file(fs::status(abs, ec)))
-      throw usage_error(fmt::format("{} {}: exists and is not a regular file", flag, path));
+    if (!fs::is_regular_file(st))
+      throw usage_error(fmt::format("{} {}{}: exists and is not a regular file", flag, path, via));
     struct stat old {};
     // No write bit at all counts as read-only for root too (access() would let root write).
-    if (access(abs.c_str(), W_OK) != 0 || (::stat(abs.c_str(), &old) == 0 && (old.st_mode & 0222) == 0))
-      throw usage_error(fmt::format("{} {}: exists and is not writable; not replaced", flag, path));
+    if (access(target.c_str(), W_OK) != 0 ||
+        (::stat(target.c_str(), &old) == 0 && (old.st_mode & 0222) == 0))
+      throw usage_error(fmt::format("{} {}{}: exists and is not writable; not replaced", flag, path, via));
   }
+}
+
+std::string read_input_file(const std::string& path) {
+  std::error_code ec;
+  // A folder opens as a stream and reads as empty: said as what it is, not as bad JSON.
+  if (fs::is_directory(path, ec)) throw usage_error(fmt::format("{}: is a folder, not a file", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
+  return ss.str();
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -82,7 +121,9 @@ void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::ve
 
 void write_text_file_atomic(const std::string& path, const std::string& text) {
   std::error_code ec;
-  const fs::path abs = fs::absolute(path, ec);
+  const fs::path abs = link_target(fs::absolute(path, ec));
+  if (abs.empty())
+    throw usage_error(fmt::format("output file {}: a symbolic link that leads nowhere (a loop?)", path));
   struct stat old {};
   const bool existed = ::stat(abs.c_str(), &old) == 0;
   if (existed && (!S_ISREG(old.st_mode) || access(abs.c_str(), W_OK) != 0 || (old.st_mode & 0222) == 0))

@@ -10,14 +10,18 @@ namespace nvfp4 {
 
 // Writes atomically (a temporary file in the same folder, then rename); an existing file keeps its
 // mode, and one without write permission is not replaced (usage_error), nor is a path that is not
-// a file path.
+// a file path. A symbolic link is written through: its target is replaced, the link stays.
 void write_text_file_atomic(const std::string& path, const std::string& text);
 
 // Checks an output file path before any work starts: a file path (not "-", not a folder), a file
 // name and path the system accepts (NAME_MAX, PATH_MAX), an existing writable folder, and an
-// existing file only if it is a regular file with write permission. Throws usage_error
-// "FLAG PATH: why".
+// existing file only if it is a regular file with write permission (for a symbolic link: its
+// target and the target's folder). Throws usage_error "FLAG PATH: why".
 void check_output_file(const std::string& flag, const std::string& path);
+
+// The whole of an input file (a config, a report): usage_error "PATH: is a folder, not a file" or
+// "PATH: cannot be read (why)" when it cannot be had.
+std::string read_input_file(const std::string& path);
 
 // True when a and b name the same file (the same inode when both exist, else the same
 // normalized absolute path).

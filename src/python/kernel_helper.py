@@ -8,30 +8,46 @@ import importlib.util, os, re, sys, traceback
 
 sys.stdout = sys.stderr  # the tool's stdout may carry a report (--output -)
 _modules = {}
+_SELF = globals().get("__file__")  # None in the tool, which runs this text as "<string>"
 
 
 class WrongReturn(Exception):
     pass
 
 
-def where(exc, path):
+def _defined_at(fn):
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
+
+
+def where(exc, path, fn=None):
+    """The deepest line of the submission's own file in the traceback; never this helper's own
+    lines (they are "<string>" in the tool). When no line of the submission ran, the call itself
+    failed (a wrong signature, say): then where the function is defined, and how it is called."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{exc.filename}:{exc.lineno}"
     frames = traceback.extract_tb(exc.__traceback__)
     mine = [f for f in frames if os.path.abspath(f.filename) == path]
-    f = (mine or frames or [None])[-1]
-    return f"{f.filename}:{f.lineno}" if f else path
+    if mine:
+        return f"{mine[-1].filename}:{mine[-1].lineno}"
+    if fn is not None:
+        at = _defined_at(fn)
+        name = getattr(fn, "__name__", "the function")
+        how = f"it is called as {name}(data), data the input tuple"
+        return f"{at}, the function's definition: the call itself failed; {how}" if at else how
+    others = [f for f in frames if f.filename not in ("<string>", _SELF)]
+    return f"{others[-1].filename}:{others[-1].lineno}" if others else path
 
 
-def describe(exc, path):
+def describe(exc, path, fn=None):
     t = type(exc)
     name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
     msg = " ".join(str(exc).split())
-    return f"{name}{': ' + msg if msg else ''} (at {where(exc, path)})"
+    return f"{name}{': ' + msg if msg else ''} (at {where(exc, path, fn)})"
 
 
-def describe_call(exc, path):
-    return str(exc) if isinstance(exc, WrongReturn) else "raised " + describe(exc, path)
+def describe_call(exc, path, fn=None):
+    return str(exc) if isinstance(exc, WrongReturn) else "raised " + describe(exc, path, fn)
 
 
 def load(path):
@@ -66,8 +82,18 @@ def function(mod, func):
                       if callable(v) and not n.startswith("_") and getattr(v, "__module__", None) == mod.__name__)
         raise LookupError(f"has no function '{func}' (it defines: {', '.join(have) or 'none'})")
     if not callable(fn):
-        raise LookupError(f"'{func}' is a {type(fn).__name__}, not a function")
+        raise LookupError(f"defines '{func}' as {_a(type(fn).__name__)} ({_short(fn)}), not a function "
+                          f"(expected def {func}(data): ...)")
     return fn
+
+
+def _a(kind):
+    return ("an " if kind[:1].lower() in "aeiou" else "a ") + kind
+
+
+def _short(value):
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # Errors that mean "this GPU (or this machine) cannot do what the submission asks", not a bug in
@@ -133,7 +159,7 @@ def _returned(fn, c, out, as_array, where=""):
         raise WrongReturn(f"returned None; expected {want}")
     arr, why = as_array(out)
     if arr is None:
-        raise WrongReturn(f"returned a {type(out).__name__}, {why}; expected {want}")
+        raise WrongReturn(f"returned {_a(type(out).__name__)}, {why}; expected {want}")
     if tuple(arr.shape) != tuple(c.shape):
         raise WrongReturn(f"returned shape {tuple(arr.shape)}; expected {want}")
     if arr.dtype != c.dtype:
@@ -176,9 +202,17 @@ def call(fn, data, c):
         return
 
     def array(o):
+        # An array, or what numpy takes as one (a buffer, nested lists); a str, a generator, a
+        # number or any other object would become a 0-d object or string array.
+        if not isinstance(o, (np.ndarray, list, tuple)) and not any(
+                hasattr(o, a) for a in ("__array__", "__array_interface__", "__array_struct__")):
+            return None, "not an array"
         try:
-            return np.asarray(o), ""
+            a = np.asarray(o)
         except Exception as e:
             return None, f"not an array ({e})"
+        if a.dtype == object:
+            return None, "not an array of numbers"
+        return a, ""
 
     np.copyto(c, _returned(fn, c, out, array)[0])

@@ -196,7 +196,8 @@ class PythonGemm final : public Gemm {
       std::string why;
       bool unsupported = false;
       try {
-        why = py::str(helper().attr("describe_call")(e.value(), k_->path)).cast<std::string>();
+        why = py::str(helper().attr("describe_call")(e.value(), k_->path, py::handle(k_->fn)))
+                  .cast<std::string>();
         unsupported = helper().attr("unsupported")(e.value()).cast<bool>();
       } catch (const std::exception&) {
         why = e.what();
@@ -265,7 +266,7 @@ std::string load_python_kernel(const std::string& arg) {
                                    one_line(what)));
   };
   std::error_code ec;
-  if (!fs::exists(sp.file, ec)) throw bad("no such file");
+  if (!fs::exists(sp.file, ec)) throw bad(ec ? "cannot be read (" + ec.message() + ")" : "no such file");
   if (!fs::is_regular_file(sp.file, ec)) throw bad("not a regular file");
   const std::string abs = fs::weakly_canonical(fs::absolute(sp.file, ec), ec).string();
   for (const auto& l : loaded())

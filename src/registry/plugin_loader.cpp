@@ -33,6 +33,22 @@ nvfp4bench_problem to_c(const Shape& s) { return {s.m, s.n, s.k, s.l}; }
 // A line a plugin wrote into `buf` (one_line of it).
 std::string text_of(const std::array<char, kMessageBytes>& buf) { return one_line(buf.data(), buf.size()); }
 
+// A plugin's reason, as it goes into the tool's one line: at most kMessageShown characters, and
+// said when cut (the buffer holds up to 1 KB).
+constexpr size_t kMessageShown = 300;
+std::string message_of(const char* msg, size_t size) {
+  std::string s = one_line(msg, size);
+  if (s.size() <= kMessageShown) return s;
+  const size_t whole = s.size();
+  s.resize(kMessageShown);
+  return fmt::format("{}... (cut: the plugin's message is {} characters, the first {} shown)", s,
+                     whole, kMessageShown);
+}
+
+// The most workspace a plugin may ask for: more than any machine's memory, and far from where
+// the sums of byte counts would overflow.
+constexpr size_t kMaxWorkspaceBytes = size_t(1) << 50;  // 1 PiB
+
 constexpr uint32_t kMaxConfigs = 1024;  // what the tool asks a plugin for at most
 
 class PluginGemm final : public Gemm {
@@ -64,7 +80,7 @@ class PluginGemm final : public Gemm {
     int32_t st = NVFP4BENCH_OK;
     guard::call(who("shape_check"), [&] { st = k_.shape_check(k_.user_data, &p, msg.data(), msg.size()); });
     if (st == NVFP4BENCH_OK) return {};
-    const std::string why = one_line(msg.data(), msg.size());
+    const std::string why = message_of(msg.data(), msg.size());
     return why.empty() ? "rejected by the plugin's shape check" : why;
   }
   size_t workspace_bytes(const Shape& s) const override {
@@ -72,6 +88,10 @@ class PluginGemm final : public Gemm {
     size_t bytes = 0;
     if (k_.workspace_bytes)
       guard::call(who("workspace_bytes"), [&] { bytes = k_.workspace_bytes(k_.user_data, &p); });
+    if (bytes > kMaxWorkspaceBytes)
+      throw usage_error(fmt::format("kernel '{}' (plugin {}): workspace_bytes asked for {} bytes "
+                                    "for {}x{}x{} L={}; expected at most {} (1 PiB)",
+                                    name_, library_, bytes, s.m, s.n, s.k, s.l, kMaxWorkspaceBytes));
     return bytes;
   }
   std::vector<std::string> configurations(const Shape& s) const override {
@@ -117,7 +137,7 @@ class PluginGemm final : public Gemm {
       st = k_.run(k_.user_data, &p, &ops, workspace, static_cast<void*>(stream), msg.data(), msg.size());
     });
     if (st != NVFP4BENCH_OK) {
-      const std::string why = one_line(msg.data(), msg.size());
+      const std::string why = message_of(msg.data(), msg.size());
       throw runtime_error(fmt::format("kernel '{}' (plugin {}) failed with status {}: {}", name_,
                                       library_, st, why.empty() ? "no message" : why));
     }
@@ -130,7 +150,7 @@ class PluginGemm final : public Gemm {
     const nvfp4bench_problem p = to_c(s);
     if (configs_->set(k_.user_data, config.c_str(), &p, msg.data(), msg.size()) == NVFP4BENCH_OK)
       return {};
-    const std::string why = text_of(msg);
+    const std::string why = message_of(msg.data(), msg.size());
     return why.empty() ? "refused by the plugin" : why;
   }
   // Who a guarded callback is, for the line when it ends the process (guard.hpp).
@@ -203,7 +223,7 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
     return usage_error(fmt::format("--kernel-lib {}: {}", path, what));
   };
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw bad("no such file");
+  if (!fs::exists(path, ec)) throw bad(ec ? "cannot be read (" + ec.message() + ")" : "no such file");
   if (!fs::is_regular_file(path, ec)) throw bad("not a regular file");
   // An absolute path, so dlopen never searches LD_LIBRARY_PATH for a name the user did not mean.
   const std::string abs = fs::weakly_canonical(fs::absolute(path, ec), ec).string();

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
 
 #include "src/core/error.hpp"
+#include "src/core/files.hpp"
 #include "src/core/json.hpp"
 #include "src/problem/problem.hpp"
 #include "src/registry/registry.hpp"
@@ -92,13 +92,21 @@ class Parser {
     return fmt::format("{}[{}]", path, i);
   }
 
-  int64_t integer(const json& v, const std::string& path, int64_t min) const {
+  // T: int64_t for sizes and counts; uint64_t for seeds, whose range is --seed's (0 to 2^64-1).
+  template <class T = int64_t>
+  T integer(const json& v, const std::string& path, int64_t min) const {
     if (!v.is_number_integer()) type_error(path, min > 0 ? "a positive integer" : "an integer", v);
-    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-      fail(path, fmt::format("{} is too large", shown(v)));
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.get<uint64_t>();
+      if (u > uint64_t(std::numeric_limits<T>::max()))
+        fail(path, fmt::format("{} is too large (at most {})", shown(v), std::numeric_limits<T>::max()));
+      if (min > 0 && u < uint64_t(min))
+        fail(path, fmt::format("{} is out of range: must be >= {}", u, min));
+      return T(u);
+    }
     const int64_t x = v.get<int64_t>();
     if (x < min) fail(path, fmt::format("{} is out of range: must be >= {}", x, min));
-    return x;
+    return T(x);
   }
   double number(const json& v, const std::string& path, double min, bool min_open) const {
     if (!v.is_number()) type_error(path, "a number", v);
@@ -124,12 +132,13 @@ class Parser {
   }
 
   // An axis: an integer, a non-empty list of integers, or {"from", "to", "step"|"times"}.
-  std::vector<int64_t> axis(const json& v, const std::string& path, int64_t min) const {
-    if (v.is_number_integer()) return {integer(v, path, min)};
+  template <class T = int64_t>
+  std::vector<T> axis(const json& v, const std::string& path, int64_t min) const {
+    if (v.is_number_integer()) return {integer<T>(v, path, min)};
     if (v.is_array()) {
       if (v.empty()) fail(path, "empty list: expected at least one value");
-      std::vector<int64_t> out;
-      for (size_t i = 0; i < v.size(); ++i) out.push_back(integer(v[i], at(path, i), min));
+      std::vector<T> out;
+      for (size_t i = 0; i < v.size(); ++i) out.push_back(integer<T>(v[i], at(path, i), min));
       return out;
     }
     if (!v.is_object())
@@ -138,27 +147,27 @@ class Parser {
     known_keys(v, path, {"from", "to", "step", "times"});
     for (const char* k : {"from", "to"})
       if (!v.contains(k)) fail(sub(path, k), "missing (a range needs from and to)");
-    const int64_t from = integer(v["from"], sub(path, "from"), min);
-    const int64_t to = integer(v["to"], sub(path, "to"), min);
+    const T from = integer<T>(v["from"], sub(path, "from"), min);
+    const T to = integer<T>(v["to"], sub(path, "to"), min);
     if (to < from) fail(sub(path, "to"), fmt::format("{} is below from ({})", to, from));
     const bool step = v.contains("step"), times = v.contains("times");
     if (step == times)
       fail(path, "a range needs exactly one of step (arithmetic) or times (geometric)");
-    std::vector<int64_t> out;
+    std::vector<T> out;
     if (step) {
-      const int64_t s = integer(v["step"], sub(path, "step"), 1);
-      for (int64_t x = from; x <= to; x += s) {
+      const T s = integer<T>(v["step"], sub(path, "step"), 1);
+      for (T x = from; x <= to; x += s) {
         out.push_back(x);
         if (int64_t(out.size()) > kMaxCases)
           fail(path, fmt::format("more than {} values", kMaxCases));
-        if (x > std::numeric_limits<int64_t>::max() - s) break;
+        if (x > std::numeric_limits<T>::max() - s) break;
       }
     } else {
-      const int64_t f = integer(v["times"], sub(path, "times"), 2);
+      const T f = integer<T>(v["times"], sub(path, "times"), 2);
       if (from == 0) fail(sub(path, "from"), "a geometric range cannot start at 0");
-      for (int64_t x = from; x <= to; x *= f) {
+      for (T x = from; x <= to; x *= f) {
         out.push_back(x);
-        if (x > std::numeric_limits<int64_t>::max() / f) break;
+        if (x > std::numeric_limits<T>::max() / f) break;
       }
     }
     return out;
@@ -167,7 +176,7 @@ class Parser {
   // Applies the setting keys present in `v` on top of `base`.
   struct Settings {
     std::vector<std::string> kernels{"auto"}, references{"auto"}, dists{"gpumode"}, peers;
-    std::vector<int64_t> seeds{0};
+    std::vector<uint64_t> seeds{0};
     std::optional<int> warmup, iters;
     std::optional<bool> flush;
     std::optional<std::string> mode;
@@ -198,7 +207,7 @@ class Parser {
         type_error(p("peers"), "a list of peer names or \"all\"", pv);
       }
     }
-    if (has("seeds")) s.seeds = axis(v["seeds"], p("seeds"), 0);
+    if (has("seeds")) s.seeds = axis<uint64_t>(v["seeds"], p("seeds"), 0);
     if (has("warmup"))
       s.warmup = int(std::min<int64_t>(integer(v["warmup"], p("warmup"), 0), 1000000));
     if (has("iters"))  // 0: adaptive sampling
@@ -302,7 +311,7 @@ std::array<std::vector<int64_t>, 4> case_dims(const Parser& p, const json& e,
 
 SweepCase make_case(int64_t index, const std::string& name, const Shape& shape,
                     const std::string& kern, const std::string& config, const std::string& ref,
-                    const std::string& dist, int64_t seed, const Parser::Settings& s) {
+                    const std::string& dist, uint64_t seed, const Parser::Settings& s) {
   SweepCase sc;
   sc.kernel_config = config;
   sc.index = index;
@@ -311,7 +320,7 @@ SweepCase make_case(int64_t index, const std::string& name, const Shape& shape,
   sc.kernel = kern;
   sc.reference = ref;
   sc.dist = dist;
-  sc.seed = uint64_t(seed);
+  sc.seed = seed;
   sc.peers = s.peers;
   sc.warmup = s.warmup;
   sc.iters = s.iters;
@@ -367,7 +376,7 @@ void expand_case(const Parser& p, const std::string& path, const std::string& na
             for (const auto& config : kernel_configs(p, path, kern, {m, n, k, l}, s))
               for (const auto& ref : s.references)
                 for (const auto& dist : s.dists)
-                  for (int64_t seed : s.seeds) {
+                  for (uint64_t seed : s.seeds) {
                     if (int64_t(out.size()) >= kMaxCases)  // "all" can multiply the count above
                       p.fail(path, fmt::format("the config expands to more than {} cases", kMaxCases));
                     out.push_back(make_case(int64_t(out.size()), name, {m, n, k, l}, kern, config,
@@ -410,21 +419,11 @@ SweepConfig parse_config_text(const std::string& text, const std::string& where)
   return parse_config(parse_json_checked(text, where), where);
 }
 
-namespace {
-std::string read_config_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw usage_error(fmt::format("{}: cannot be read (no such file, or no permission)", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-}  // namespace
 
-SweepConfig load_config(const std::string& path) { return parse_config_text(read_config_text(path), path); }
+SweepConfig load_config(const std::string& path) { return parse_config_text(read_input_file(path), path); }
 
 SweepConfig load_config(const std::string& path, const std::vector<std::string>& kernels) {
-  json j = parse_json_checked(read_config_text(path), path);
+  json j = parse_json_checked(read_input_file(path), path);
   // Only where the config has the expected form; otherwise parse_config reports what is wrong.
   if (j.is_object() && (!j.contains("defaults") || j["defaults"].is_object())) {
     j["defaults"]["kernels"] = kernels;

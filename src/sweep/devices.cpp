@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "src/core/error.hpp"
+#include "src/core/number_text.hpp"
 
 namespace nvfp4::sweep {
 
@@ -18,35 +19,31 @@ std::vector<std::optional<int>> resolve_devices(const std::string& spec, int dev
     for (int d = 0; d < device_count; ++d) out.push_back(d);
     return out;
   }
-  if (device_count <= 0)
-    throw usage_error(
-        fmt::format("--devices {}: no CUDA device here (use all, or leave it out, to "
-                    "run on the host backend)",
-                    spec));
+  // Each item is checked before the device count: "x" is a typo on any machine.
   std::vector<std::optional<int>> out;
   std::set<int> seen;
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    size_t used = 0;
     int d = -1;
-    try {
-      d = std::stoi(item, &used);
-    } catch (const std::logic_error&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || d < 0)
+    if (!integer_text_problem<int>(item, &d).empty() || d < 0)
       throw usage_error(
           fmt::format("--devices {}: '{}' is not a device ordinal (expected all or a "
                       "list like 0,1)",
                       spec, item));
-    if (d >= device_count)
-      throw usage_error(
-          fmt::format("--devices {}: device {} requested, {} present", spec, d, device_count));
     if (!seen.insert(d).second)
       throw usage_error(fmt::format("--devices {}: device {} listed twice", spec, d));
     out.push_back(d);
   }
+  if (!out.empty() && device_count <= 0)
+    throw usage_error(
+        fmt::format("--devices {}: no CUDA device here (use all, or leave it out, to "
+                    "run on the host backend)",
+                    spec));
+  for (const auto& d : out)
+    if (*d >= device_count)
+      throw usage_error(
+          fmt::format("--devices {}: device {} requested, {} present", spec, *d, device_count));
   if (out.empty())
     throw usage_error(fmt::format("--devices '{}': expected all or a list like 0,1", spec));
   return out;

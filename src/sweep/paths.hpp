@@ -17,7 +17,8 @@ struct OutputPaths {
 // the config, an input or another of them, or its folder cannot be written.
 OutputPaths output_paths(const SweepOptions& o, const Shard& shard);
 
-// A fresh folder for the cases' reports and logs: under $TMPDIR when that is usable, else /tmp.
+// A fresh folder for the cases' reports and logs, nvfp4bench-sweep-PID-XXXXXX under $TMPDIR when
+// that is usable, else /tmp; the folders left there by killed sweeps of this user go first.
 std::string make_tmpdir();
 
 // This program's own path (/proc/self/exe): what the cases' child processes run.

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "src/core/error.hpp"
+#include "src/report/writer.hpp"
 
 namespace nvfp4::sweep {
 
@@ -33,14 +34,14 @@ int terminal_width() {
   return 100;
 }
 
-// "host 12.3 us" or the message of a case that did not pass.
+// "host 12.34 us" (or ms, s: the unit that fits) or the message of a case that did not pass.
 std::string outcome(const nlohmann::json& r) {
   const std::string disp = r.value("disposition", "error");
   if (disp == "passed" || disp == "incorrect") {
     std::string s;
     if (r.contains("kernel_timing") && r["kernel_timing"].value("ran", false))
-      s = fmt::format("{} {:.2f} us", r["kernel"].value("name", "?"),
-                      r["kernel_timing"]["stats"].value("median_us", 0.0));
+      s = fmt::format("{} {}", r["kernel"].value("name", "?"),
+                      human_duration(r["kernel_timing"]["stats"].value("median_us", 0.0)));
     if (disp == "incorrect") s += (s.empty() ? "" : ": ") + r.value("message", std::string());
     return s;
   }

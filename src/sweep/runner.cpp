@@ -75,7 +75,19 @@ int run_sweep(const SweepOptions& o, int argc, char** argv) {
 
   for (const auto& [idx, rec] : run.records) out.cases.push_back(rec);
   out.complete = int64_t(run.records.size()) == out.in_shard_count;
-  write_report(o, argc, argv, dev0, cfg, shard, devices, paths, out);
+  try {
+    write_report(o, argc, argv, dev0, cfg, shard, devices, paths, out);
+  } catch (const Error& e) {
+    // A full disk stops the records first and then the report: both are said, and where the
+    // finished cases are.
+    if (!run.fatal.empty())
+      throw runtime_error(fmt::format("{} (after {} of {} cases); the report could not be written "
+                                      "either: {}", run.fatal, out.cases.size(),
+                                      out.in_shard_count, e.what()));
+    throw runtime_error(fmt::format("{}; the {} finished cases are recorded in {}: make room and "
+                                    "run the sweep again with --resume to write the report",
+                                    e.what(), out.cases.size(), paths.jsonl));
+  }
   return finish(out, paths.report, run.fatal);
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "src/core/error.hpp"
+#include "src/core/number_text.hpp"
 
 namespace nvfp4::sweep {
 
@@ -92,16 +93,10 @@ Shard parse_shard(const std::string& text) {
   const auto slash = text.find('/');
   if (slash == std::string::npos) throw bad();
   Shard s;
-  try {
-    size_t used = 0;
-    const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
-    s.index = std::stoi(a, &used);
-    if (used != a.size()) throw bad();
-    s.count = std::stoi(b, &used);
-    if (used != b.size()) throw bad();
-  } catch (const std::logic_error&) {
+  // Both numbers as every number of the command line is read (src/core/number_text.hpp).
+  if (!integer_text_problem<int>(text.substr(0, slash), &s.index).empty() ||
+      !integer_text_problem<int>(text.substr(slash + 1), &s.count).empty())
     throw bad();
-  }
   if (s.count < 1 || s.index < 0 || s.index >= s.count) throw bad();
   return s;
 }

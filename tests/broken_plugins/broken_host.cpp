@@ -2,6 +2,7 @@
 // one computes C correctly (examples/plugins/example_gemm.hpp) and then breaks it in one
 // known way, so the tests can assert exactly what the tool reports.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -11,7 +12,7 @@
 
 namespace {
 
-enum class Fault { Nan, Unwritten, Hang, Status, Oob, None, NanWhenAsked, StatusLater };
+enum class Fault { Nan, Unwritten, Hang, Status, Oob, None, NanWhenAsked, StatusLater, LongStatus };
 
 int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o, void*, void*,
             char* msg, size_t size) {
@@ -27,6 +28,10 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     case Fault::Status:  // fails politely, with a two-line message the tool must flatten
       snprintf(msg, size, "deliberate failure for the tests\nsecond line");
+      return NVFP4BENCH_ERROR;
+    case Fault::LongStatus:  // fails with a message that fills the whole buffer (1 KB)
+      for (size_t i = 0; i + 1 < size; ++i) msg[i] = char('a' + i % 26);
+      msg[size - 1] = '\0';
       return NVFP4BENCH_ERROR;
     case Fault::Oob:  // one element past C: only AddressSanitizer sees it (the asan_* test)
       nvfp4_example::host_gemm(*p, *o, p->m);
@@ -65,9 +70,13 @@ int32_t k64_only(void*, const nvfp4bench_problem* p, char* msg, size_t size) {
   return NVFP4BENCH_UNSUPPORTED;
 }
 
+// Asks for more workspace than any memory holds.
+size_t huge_workspace(void*, const nvfp4bench_problem*) { return SIZE_MAX; }
+
 Fault kNan = Fault::Nan, kUnwritten = Fault::Unwritten, kHang = Fault::Hang,
       kStatus = Fault::Status, kOob = Fault::Oob, kNone = Fault::None,
-      kNanWhenAsked = Fault::NanWhenAsked, kStatusLater = Fault::StatusLater;
+      kNanWhenAsked = Fault::NanWhenAsked, kStatusLater = Fault::StatusLater,
+      kLongStatus = Fault::LongStatus;
 
 const nvfp4bench_kernel kKernels[] = {
     {"broken-nan-host", "test plugin: writes one NaN", NVFP4BENCH_SPACE_HOST, 0, 0, &kNan,
@@ -86,6 +95,10 @@ const nvfp4bench_kernel kKernels[] = {
      NVFP4BENCH_SPACE_HOST, 0, 0, &kStatusLater, nullptr, nullptr, run},
     {"flaky-host", "test plugin: correct, or one NaN when NVFP4_TEST_BREAK is set",
      NVFP4BENCH_SPACE_HOST, 0, 0, &kNanWhenAsked, nullptr, nullptr, run},
+    {"long-status-host", "test plugin: fails with a 1 KB message", NVFP4BENCH_SPACE_HOST, 0, 0,
+     &kLongStatus, nullptr, nullptr, run},
+    {"huge-workspace-host", "test plugin: asks for SIZE_MAX workspace bytes", NVFP4BENCH_SPACE_HOST,
+     0, 0, &kNone, nullptr, huge_workspace, run},
 };
 
 const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,

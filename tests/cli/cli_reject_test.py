@@ -89,9 +89,11 @@ class RejectTable(unittest.TestCase):
     def run_cli(self, args):
         # The host backend on every machine: the rows are about the input, not the GPU. The
         # shape goes before the row's own arguments, except for a subcommand's row (single-run
-        # options before a subcommand are refused).
+        # options before a subcommand are refused) and for the shape options the row gives
+        # itself (an option given twice is refused).
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
         base = [] if {"sweep", "merge", "compare", "convert"} & set(args) else BASE
+        base = [x for i in range(0, len(base), 2) if base[i] not in args for x in base[i:i + 2]]
         return subprocess.run([BIN, *base, *args], capture_output=True, text=True, timeout=120,
                               cwd=self.tmp.name, env=env)
 

@@ -70,6 +70,29 @@ class Helper(unittest.TestCase):
             H.load(bad)
         self.assertIn(f"(at {bad}:1)", H.describe(e.exception, bad))
 
+    def test_a_failed_call_points_at_the_functions_definition_not_the_helper(self):
+        path = self.write("sub_sig.py", "def custom_kernel(a, b):\n    return a\n")
+        fn = H.function(H.load(path), "custom_kernel")
+        try:
+            H.call(fn, (1,), np.zeros((1, 1, 1), dtype=np.float16))
+        except TypeError as exc:
+            self.assertEqual(H.describe_call(exc, path, fn),
+                             "raised TypeError: custom_kernel() missing 1 required positional argument: "
+                             f"'b' (at {path}:1, the function's definition: the call itself failed; it "
+                             "is called as custom_kernel(data), data the input tuple)")
+        else:
+            self.fail("a call with the wrong arguments did not raise")
+
+    def test_a_value_that_is_no_function_is_named_by_its_kind(self):
+        mod = H.load(self.write("sub_int.py", "custom_kernel = 3\nother = 'x'\n"))
+        with self.assertRaises(LookupError) as e:
+            H.function(mod, "custom_kernel")
+        self.assertEqual(str(e.exception), "defines 'custom_kernel' as an int (3), not a function "
+                                           "(expected def custom_kernel(data): ...)")
+        with self.assertRaises(LookupError) as e:
+            H.function(mod, "other")
+        self.assertIn("defines 'other' as a str ('x'), not a function", str(e.exception))
+
     def test_unsupported_rule(self):
         self.assertTrue(H.unsupported(NotImplementedError()))
         self.assertTrue(H.unsupported(RuntimeError("CUBLAS_STATUS_NOT_SUPPORTED when calling cublasLt")))
@@ -84,7 +107,13 @@ class Helper(unittest.TestCase):
         H.call(lambda d: c, None, c)  # c itself: nothing to copy
         for fn, want in ((lambda d: None, "returned None"),
                          (lambda d: np.ones((3, 2, 1), dtype=np.float16), "returned shape (3, 2, 1)"),
-                         (lambda d: np.ones((2, 3, 1), dtype=np.float32), "returned dtype float32")):
+                         (lambda d: np.ones((2, 3, 1), dtype=np.float32), "returned dtype float32"),
+                         # Not arrays: named by their type, not as numpy's 0-d "shape ()".
+                         (lambda d: "abc", "returned a str, not an array"),
+                         (lambda d: (x for x in ()), "returned a generator, not an array"),
+                         (lambda d: Exception(), "returned an Exception, not an array"),
+                         (lambda d: 1.5, "returned a float, not an array"),
+                         (lambda d: [object()], "returned a list, not an array of numbers")):
             with self.assertRaises(H.WrongReturn) as e:
                 H.call(fn, None, c)
             self.assertIn(want, str(e.exception))

@@ -231,6 +231,25 @@ TEST(SweepConfig, WrongTypesAreOneLineErrors) {
   }
 }
 
+// Seeds have --seed's range, 0 to 2^64-1 (a recheck's seed, printed in a report, is one of
+// them); sizes stay within int64.
+TEST(SweepConfig, SeedsSpanTheCommandLinesRange) {
+  const auto c = parse(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64},
+                                      "seeds": [0, 18446744073709551615]}]})");
+  ASSERT_EQ(c.cases.size(), 2u);
+  EXPECT_EQ(c.cases[1].seed, 18446744073709551615ull);
+  const auto r = parse(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64},
+      "seeds": {"from": 18446744073709551613, "to": 18446744073709551615, "step": 1}}]})");
+  ASSERT_EQ(r.cases.size(), 3u);
+  EXPECT_EQ(r.cases[2].seed, 18446744073709551615ull);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "seeds": [-1]}]})")
+                .find("cases[0].seeds[0]: -1 is out of range: must be >= 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 9223372036854775808, "n": 16, "k": 64}}]})")
+                .find("cases[0].shape.m: 9223372036854775808 is too large (at most 9223372036854775807)"),
+            std::string::npos);
+}
+
 TEST(SweepConfig, EmptyOrMissingCases) {
   EXPECT_EQ(error_of(R"({"cases": []})"), "x.json: cases: empty: a sweep needs at least one case");
   EXPECT_NE(error_of(R"({"name": "n"})").find("x.json: cases: missing"), std::string::npos);
@@ -288,7 +307,9 @@ TEST(SweepShard, EveryCaseInExactlyOneShard) {
 }
 
 TEST(SweepShard, BadShardSpecs) {
-  for (const char* bad : {"", "1", "2/2", "-1/2", "0/0", "a/b", "1/2x", "1//2"}) {
+  // Spaces and signs are refused as in every other number of the command line.
+  for (const char* bad : {"", "1", "2/2", "-1/2", "0/0", "a/b", "1/2x", "1//2", " 0/2", "0/ 2",
+                          "+0/2", "0/2 ", "0x0/2"}) {
     SCOPED_TRACE(bad);
     try {
       parse_shard(bad);

@@ -18,6 +18,7 @@
 #include "src/sweep/jsonl.hpp"
 #include "src/sweep/merge.hpp"
 #include "src/sweep/devices.hpp"
+#include "src/sweep/progress.hpp"
 #include "src/sweep/records.hpp"
 
 using namespace nvfp4;
@@ -258,6 +259,17 @@ TEST(Sweep, ResolveDevices) {
       EXPECT_NE(std::string(e.what()).find("--devices"), std::string::npos);
     }
   }
+  // Without a device a typo is still named as one, not as "no CUDA device here"; and the
+  // number rule holds (no spaces, no sign).
+  for (const char* spec : {"x", "0,x", " 0", "+1", "1 "}) {
+    SCOPED_TRACE(spec);
+    try {
+      resolve_devices(spec, 0);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a device ordinal"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Sweep, ExitCodes) {
@@ -375,4 +387,23 @@ TEST(Merge, RejectsReportsThatDoNotBelongTogether) {
   EXPECT_NE(
       merge_error({{"a.json", json{{"cases", json::array()}}}}).find("a.json: sweep: missing; expected an object"),
       std::string::npos);
+}
+
+// A finished case's time in the unit that fits: a 23 s case is "23.32 s", not "23320722.92 us".
+TEST(Sweep, ProgressLinesSayTimesInTheirUnit) {
+  SweepCase c;
+  c.shape = {16, 16, 64, 1};
+  for (const auto& [median_us, shown] : std::vector<std::pair<double, std::string>>{
+           {23320722.92, "host 23.32 s"}, {4015.15, "host 4.02 ms"}, {81.41, "host 81.41 us"}}) {
+    const json rec = {{"disposition", "passed"},
+                      {"kernel", {{"name", "host"}}},
+                      {"kernel_timing", {{"ran", true}, {"stats", {{"median_us", median_us}}}}}};
+    testing::internal::CaptureStdout();
+    {
+      Progress p(ProgressMode::Lines, 1, 0);
+      p.finished(c, 0, rec);
+    }
+    const std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find(": " + shown + " |"), std::string::npos) << out;
+  }
 }
