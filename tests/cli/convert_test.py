@@ -273,7 +273,7 @@ class ConvertSweeps(unittest.TestCase):
                                  (("--format", "csv", "--output", "sw.json"),
                                   "--output sw.json: is the input the config ("),
                                  (("--format", "csv", "--output", "sweep-sw.jsonl"),
-                                  "--output sweep-sw.jsonl: the same file as --jsonl sweep-sw.jsonl")):
+                                  "--output sweep-sw.jsonl: the same file as the record file (the report's path with .jsonl; choose another with --jsonl) sweep-sw.jsonl")):
                 with self.subTest(needle=needle):
                     rc, out, err = run("--kernel-lib", LIB, "sweep", cfg, *args, cwd=d, env=HOST_ENV)
                     self.assertEqual(rc, 2, out + err)
