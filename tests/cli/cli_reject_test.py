@@ -53,7 +53,7 @@ class RejectTable(unittest.TestCase):
                           ("no-cases.json", {"cases": []}),
                           ("one-case.json", {"cases": [{"shape": shape}]}),
                           ("all-auto.json", {"cases": [{"shape": shape, "kernel_config": "all"}]}),
-                          ("all-no-choice.json", {"cases": [{"shape": shape, "kernels": ["host"],
+                          ("all-no-choice.json", {"cases": [{"shape": shape, "kernels": ["naive"],
                                                              "kernel_config": "all"}]}),
                           ("flush-rotate.json", {"defaults": {"flush": False},
                                                  "cases": [{"shape": shape}, {"shape": shape, "mode": "rotate"}]}),

@@ -322,7 +322,7 @@ TEST(SweepConfig, ShippedConfigsParse) {
 
 // kernel_config: one named configuration goes to the case's command line, its params and so the
 // hash; a config without the key hashes as before the key existed; "all" needs a kernel with a
-// choice (the built-in host kernel has none; plugins with one: tests/cli/plugin_test.py).
+// choice (the built-in naive kernel has none; plugins with one: tests/cli/plugin_test.py).
 TEST(SweepConfig, KernelConfigIsMeasuredAndHashed) {
   const char* plain = R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"]}]})";
   const auto a = parse(plain);
@@ -342,6 +342,11 @@ TEST(SweepConfig, KernelConfigIsMeasuredAndHashed) {
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernel_config": "all"}]})").find("cases[0].kernel_config: \"all\" needs named kernels"), std::string::npos);
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["nope"],
                                 "kernel_config": "all"}]})").find("cases[0].kernels[0]: 'nope' is not a kernel"), std::string::npos);  // refused before "all" is expanded
-  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"],
-                                "kernel_config": "all"}]})").find("\"all\": kernel 'host' lists no configurations for 16x16x64 L=1"), std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["naive"],
+                                "kernel_config": "all"}]})").find("\"all\": kernel 'naive' lists no configurations for 16x16x64 L=1"), std::string::npos);
+  // The host kernel's choice is the instruction sets this CPU runs: one case each.
+  const auto h = parse(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"],
+                           "kernel_config": "all"}]})");
+  ASSERT_GE(h.cases.size(), 1u);
+  EXPECT_EQ(h.cases.back().kernel_config, "generic");
 }
