@@ -53,6 +53,8 @@ class RejectTable(unittest.TestCase):
                           ("no-cases.json", {"cases": []}),
                           ("one-case.json", {"cases": [{"shape": shape}]}),
                           ("all-auto.json", {"cases": [{"shape": shape, "kernel_config": "all"}]}),
+                          ("negative-warmup-time.json", {"defaults": {"warmup_time": -1},
+                                                         "cases": [{"shape": shape}]}),
                           ("all-no-choice.json", {"cases": [{"shape": shape, "kernels": ["naive"],
                                                              "kernel_config": "all"}]}),
                           ("flush-rotate.json", {"defaults": {"flush": False},
