@@ -19,12 +19,13 @@ import tempfile
 import time
 
 
-def timed(cmd, env, runs):
+def timed(cmd, env, runs, cwd=None, executable=None):
     """Wall-clock seconds of `runs` runs of cmd (each must exit 0)."""
     out = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           cwd=cwd, executable=executable)
         out.append(time.perf_counter() - t0)
         if p.returncode != 0:
             sys.exit(f"bench_host: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
@@ -58,7 +59,7 @@ def main():
     out_dir = a.out or tempfile.mkdtemp(prefix="bench-host-")
     os.makedirs(out_dir, exist_ok=True)
 
-    res = {"tool": tool, "cpu": cpu_model(), "cores": os.cpu_count(),
+    res = {"tool": a.tool, "cpu": cpu_model(), "cores": os.cpu_count(),
            "load_average_before": os.getloadavg(), "commands": {}}
     version = subprocess.run([tool, "--version"], capture_output=True, text=True, env=env)
     res["version"] = version.stdout.strip()
@@ -67,8 +68,10 @@ def main():
     kernel, reference = [], []
     main_times = []
     for i in range(a.main_runs):
-        report = os.path.join(out_dir, f"main-{i}.json")
-        main_times += timed([tool, "--json", report], env, 1)
+        report = os.path.join(out_dir, f"main-{i}.json")  # written in out_dir, named relatively
+        # argv[0] as given, so the report's argv names no path of this machine
+        main_times += timed([a.tool, "--json", os.path.basename(report)], env, 1, cwd=out_dir,
+                            executable=tool)
         case = json.load(open(report))["cases"][0]
         kernel.append(case["kernel_timing"]["stats"]["median_us"] / 1e6)
         reference.append(case["reference_timing"]["stats"]["median_us"] / 1e6)
