@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "src/core/error.hpp"
+
 namespace nvfp4 {
 
 // Why cudaGetDeviceCount found nothing, in terms of what is missing: the runtime reports
@@ -50,7 +52,6 @@ bool device_nodes_exist() {
 DeviceInfo query_device(int ordinal) {
   DeviceInfo d;
   d.ordinal = ordinal;
-  d.cublaslt_version = cublasLtGetVersion();
   (void)cudaRuntimeGetVersion(&d.runtime_version);
   (void)cudaDriverGetVersion(&d.driver_version);
   int count = 0;
@@ -84,6 +85,13 @@ DeviceInfo query_device(int ordinal) {
   (void)cudaDeviceGetAttribute(&d.mem_bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal);
   char bus[32] = {0};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, ordinal) == cudaSuccess) d.pci_bus_id = bus;
+  // Only with a GPU: cuBLASLt is loaded on first use (cublaslt_library.hpp), and a host run never
+  // uses it. Where it cannot be loaded the version stays 0 and the cuBLASLt implementations say
+  // why they are unavailable.
+  try {
+    d.cublaslt_version = cublasLtGetVersion();
+  } catch (const Error&) {
+  }
   return d;
 }
 

@@ -20,7 +20,7 @@ struct DeviceInfo {
   int mem_bus_width_bits = 0;
   int driver_version = 0;    // e.g. 13000
   int runtime_version = 0;
-  size_t cublaslt_version = 0;
+  size_t cublaslt_version = 0;  // 0: cuBLASLt not loaded (no GPU, or it cannot be loaded)
   std::string pci_bus_id;
 
   int cc() const { return cc_major * 10 + cc_minor; }

@@ -14,8 +14,9 @@ json to_json(const RunInfo& r) {
   const DeviceInfo& d = r.device;
   json dev = {{"has_gpu", d.has_gpu},
               {"cuda_runtime_version", d.runtime_version},
-              {"cuda_driver_version", d.driver_version},
-              {"cublaslt_version", d.cublaslt_version}};
+              {"cuda_driver_version", d.driver_version}};
+  // Absent where cuBLASLt was not loaded: a host run never loads it.
+  if (d.cublaslt_version) dev["cublaslt_version"] = d.cublaslt_version;
   if (d.has_gpu) {
     dev.update({{"ordinal", d.ordinal},
                 {"name", d.name},

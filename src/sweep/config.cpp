@@ -22,8 +22,9 @@ namespace {
 
 // The keys a defaults object or a case may set (besides a case's own keys).
 const std::vector<std::string> kSettingKeys = {
-    "kernels", "references", "peers", "dists", "seeds",         "warmup",   "iters",
-    "flush",   "mode",       "rtol",  "atol",  "verify_sample", "timeout_s", "kernel_config"};
+    "kernels", "references", "peers", "dists", "seeds",         "warmup",    "warmup_time",
+    "iters",   "flush",      "mode",  "rtol",  "atol",          "verify_sample", "timeout_s",
+    "kernel_config"};
 
 // The timing modes of the single-run --mode (src/measure/measure.hpp).
 const std::vector<std::string> kModes = {"cold", "hot", "rotate", "graph"};
@@ -178,6 +179,7 @@ class Parser {
     std::vector<std::string> kernels{"auto"}, references{"auto"}, dists{"gpumode"}, peers;
     std::vector<uint64_t> seeds{0};
     std::optional<int> warmup, iters;
+    std::optional<double> warmup_time;  // seconds
     std::optional<bool> flush;
     std::optional<std::string> mode;
     std::optional<double> rtol, atol, timeout_s;
@@ -210,6 +212,7 @@ class Parser {
     if (has("seeds")) s.seeds = axis<uint64_t>(v["seeds"], p("seeds"), 0);
     if (has("warmup"))
       s.warmup = int(std::min<int64_t>(integer(v["warmup"], p("warmup"), 0), 1000000));
+    if (has("warmup_time")) s.warmup_time = number(v["warmup_time"], p("warmup_time"), 0, false);
     if (has("iters"))  // 0: adaptive sampling
       s.iters = int(std::min<int64_t>(integer(v["iters"], p("iters"), 0), 1000000));
     if (has("flush")) s.flush = boolean(v["flush"], p("flush"));
@@ -323,6 +326,7 @@ SweepCase make_case(int64_t index, const std::string& name, const Shape& shape,
   sc.seed = seed;
   sc.peers = s.peers;
   sc.warmup = s.warmup;
+  sc.warmup_time = s.warmup_time;
   sc.iters = s.iters;
   sc.flush = s.flush;
   sc.mode = s.mode;

@@ -23,6 +23,7 @@ struct SweepCase {
   std::vector<std::string> peers;  // empty: none; {"all"}: every peer
   // Unset: the single-run defaults (which depend on the backend).
   std::optional<int> warmup, iters;
+  std::optional<double> warmup_time;  // --warmup-time, seconds
   std::optional<bool> flush;        // false: --no-flush (hot)
   std::optional<std::string> mode;  // --mode cold|hot|rotate|graph
   std::optional<double> rtol, atol;

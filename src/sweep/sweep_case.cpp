@@ -29,6 +29,7 @@ json SweepCase::params() const {
             {"l", shape.l}, {"kernel", kernel}, {"reference", reference},
             {"dist", dist}, {"seed", seed},     {"peers", peers}};
   if (warmup) j["warmup"] = *warmup;
+  if (warmup_time) j["warmup_time"] = *warmup_time;
   if (iters) j["iters"] = *iters;
   if (flush) j["flush"] = *flush;
   if (mode) j["mode"] = *mode;
@@ -62,6 +63,7 @@ std::vector<std::string> SweepCase::run_args() const {
   if (!kernel_config.empty()) a.insert(a.end(), {"--kernel-config", kernel_config});
   if (!peers.empty()) a.insert(a.end(), {"--peers", join(peers, ",")});
   if (warmup) a.insert(a.end(), {"--warmup", std::to_string(*warmup)});
+  if (warmup_time) a.insert(a.end(), {"--warmup-time", fmt_double(*warmup_time)});
   if (iters) a.insert(a.end(), {"--iters", std::to_string(*iters)});
   if (flush && !*flush) a.push_back("--no-flush");
   if (mode) a.insert(a.end(), {"--mode", *mode});

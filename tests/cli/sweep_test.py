@@ -177,6 +177,9 @@ class Sweeps(unittest.TestCase):
             # The smoke config's overrides reached the cases.
             hot = [c for c in rep["cases"] if c["sweep"]["name"] == "hot"][0]
             self.assertEqual(hot["measurement"]["mode"], "hot")
+            for c in rep["cases"]:  # "warmup": 0 with "warmup_time": 0: no warm-up at all
+                self.assertEqual(c["measurement"]["warmup_s"], 0)
+                self.assertEqual(c["kernel_timing"]["warmup_runs"], 0)
             self.assertEqual(hot["kernel_timing"]["stats"]["count"], 1)
             batched = [c for c in rep["cases"] if c["sweep"]["name"] == "batched"]
             self.assertEqual(sorted(c["problem"]["dist"] for c in batched), ["gpumode", "normal"])
@@ -230,7 +233,8 @@ class Sweeps(unittest.TestCase):
                 "cases": [{"name": "ok", "shape": {"m": 16, "n": 16, "k": 64}},
                           {"name": "nokernel", "shape": {"m": 16, "n": 16, "k": 48}, "kernels": ["k64-host"]},
                           {"name": "huge", "shape": {"m": 2 ** 40, "n": 2 ** 40, "k": 2 ** 20}},
-                          {"name": "slow", "shape": {"m": 512, "n": 512, "k": 4096}, "timeout_s": 0.2},
+                          # seconds of work for the host kernel and reference, stopped at 0.2 s
+                          {"name": "slow", "shape": {"m": 4096, "n": 4096, "k": 16384}, "timeout_s": 0.2},
                           {"name": "after", "shape": {"m": 16, "n": 32, "k": 64}}]})
             # An unknown kernel name is refused when the config is read (exit 2, its path), so
             # "nokernel" names a plugin kernel that refuses its shape (K not a multiple of 64).

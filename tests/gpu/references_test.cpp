@@ -20,6 +20,7 @@
 
 #include "src/device/buffer.hpp"
 #include "src/device/cublaslt_gemm.hpp"
+#include "src/device/cublaslt_library.hpp"
 #include "src/device/device_info.hpp"
 #include "src/format/fp8_block_scales.hpp"
 #include "src/format/nvfp4.hpp"
@@ -341,4 +342,14 @@ TEST(Naive, AgreesWithCublasLtF16) {
     const std::vector<uint16_t> got = run_on_device(*naive, c);
     expect_all_close(s, got, want, "naive vs cublaslt-f16");
   }
+}
+
+// cuBLASLt is opened on first use (src/device/cublaslt_library.hpp): with a GPU, the device
+// query opens it and reports the version of the library it opened.
+TEST(GpuLtLibrary, TheDeviceQueryOpensItAndReportsItsVersion) {
+  NVFP4_REQUIRE_GPU();
+  const DeviceInfo d = query_device(0);
+  EXPECT_TRUE(lt::library_loaded());
+  EXPECT_EQ(d.cublaslt_version, cublasLtGetVersion());
+  EXPECT_GE(d.cublaslt_version, size_t(130000));
 }

@@ -4,6 +4,7 @@
 
 #include "src/case/run_case.hpp"
 #include "src/report/json_writer.hpp"
+#include "kernels/host/host_sgemm.hpp"
 #include "kernels/reference/cpu_exact.hpp"
 #include "src/registry/registry.hpp"
 
@@ -143,7 +144,10 @@ TEST(SpeedOfLight, FilledForAKnownGpuAndAbsentWithoutOne) {
 TEST(HostPipeline, ReportCarriesTheKernelsConfigurationOnlyWhenItHasOne) {
   Context ctx = host_context();
   CaseResult r = run_case(one_run({{16, 16, 64, 1}, Dist::Normal, 1}), ctx);
-  EXPECT_EQ(r.kernel_configuration, "");
+  // The host kernel's configuration is the instruction set it ran (kernels/host/host_sgemm.hpp).
+  EXPECT_EQ(r.kernel_configuration, host::isa_name(host::isas_here().front()));
+  EXPECT_EQ(to_json(r, false)["kernel"]["configuration"], r.kernel_configuration);
+  r.kernel_configuration = "";
   EXPECT_FALSE(to_json(r, false)["kernel"].contains("configuration"));
   r.kernel_configuration = "two-phase 128x144 split 1 group 16";
   EXPECT_EQ(to_json(r, false)["kernel"]["configuration"], "two-phase 128x144 split 1 group 16");

@@ -341,9 +341,43 @@ TEST(SweepConfig, ShippedConfigsParse) {
     EXPECT_LE(c.shape.m * c.shape.n * c.shape.k * c.shape.l, 64 * 64 * 256);
 }
 
+// warmup_time: the warm-up's seconds (--warmup-time), in the case's command line and params
+// when given; a config without it keeps its hash; a negative or non-number value is refused at
+// its path.
+TEST(SweepConfig, WarmupTimeReachesTheRunAndTheHash) {
+  const char* plain = R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}}]})";
+  const auto a = parse(plain);
+  EXPECT_FALSE(a.cases[0].warmup_time);
+  EXPECT_FALSE(a.cases[0].params().contains("warmup_time"));
+  const auto a_args = a.cases[0].run_args();
+  EXPECT_EQ(std::find(a_args.begin(), a_args.end(), "--warmup-time"), a_args.end());
+  const auto b = parse(R"({"defaults": {"warmup": 0, "warmup_time": 0},
+                           "cases": [{"shape": {"m": 16, "n": 16, "k": 64}},
+                                     {"shape": {"m": 16, "n": 16, "k": 64}, "warmup_time": 0.25}]})");
+  ASSERT_EQ(b.cases.size(), 2u);
+  EXPECT_EQ(b.cases[0].warmup_time, 0.0);
+  EXPECT_EQ(b.cases[1].warmup_time, 0.25);  // a case's own key wins
+  EXPECT_EQ(b.cases[1].params()["warmup_time"], 0.25);
+  for (const auto& [c, want] : {std::pair{&b.cases[0], "0"}, std::pair{&b.cases[1], "0.25"}}) {
+    const auto args = c->run_args();
+    const auto it = std::find(args.begin(), args.end(), "--warmup-time");
+    ASSERT_NE(it, args.end());
+    EXPECT_EQ(*(it + 1), want);
+  }
+  EXPECT_NE(b.hash, parse(R"({"defaults": {"warmup": 0},
+                              "cases": [{"shape": {"m": 16, "n": 16, "k": 64}},
+                                        {"shape": {"m": 16, "n": 16, "k": 64}}]})").hash);
+  EXPECT_NE(error_of(R"({"defaults": {"warmup_time": -1}, "cases": [{"shape": {"m": 16, "n": 16, "k": 64}}]})")
+                .find("defaults.warmup_time: -1 is out of range: must be >= 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "warmup_time": "1s"}]})")
+                .find("cases[0].warmup_time: expected a number, got a string \"1s\""),
+            std::string::npos);
+}
+
 // kernel_config: one named configuration goes to the case's command line, its params and so the
 // hash; a config without the key hashes as before the key existed; "all" needs a kernel with a
-// choice (the built-in host kernel has none; plugins with one: tests/cli/plugin_test.py).
+// choice (the built-in naive kernel has none; plugins with one: tests/cli/plugin_test.py).
 TEST(SweepConfig, KernelConfigIsMeasuredAndHashed) {
   const char* plain = R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"]}]})";
   const auto a = parse(plain);
@@ -363,6 +397,11 @@ TEST(SweepConfig, KernelConfigIsMeasuredAndHashed) {
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernel_config": "all"}]})").find("cases[0].kernel_config: \"all\" needs named kernels"), std::string::npos);
   EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["nope"],
                                 "kernel_config": "all"}]})").find("cases[0].kernels[0]: 'nope' is not a kernel"), std::string::npos);  // refused before "all" is expanded
-  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"],
-                                "kernel_config": "all"}]})").find("\"all\": kernel 'host' lists no configurations for 16x16x64 L=1"), std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["naive"],
+                                "kernel_config": "all"}]})").find("\"all\": kernel 'naive' lists no configurations for 16x16x64 L=1"), std::string::npos);
+  // The host kernel's choice is the instruction sets this CPU runs: one case each.
+  const auto h = parse(R"({"cases": [{"shape": {"m": 16, "n": 16, "k": 64}, "kernels": ["host"],
+                           "kernel_config": "all"}]})");
+  ASSERT_GE(h.cases.size(), 1u);
+  EXPECT_EQ(h.cases.back().kernel_config, "generic");
 }
