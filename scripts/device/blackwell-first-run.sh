@@ -7,7 +7,7 @@
 #
 #   gate      refuses with one line, exit 2, unless GPU 0 reports compute capability 10.x
 #   build     scripts/setup --tests against python3 (--kernel-py built in), sm_100a included
-#   tests     ctest, every test (the GPU tests included), log kept
+#   tests     ctest, every test: the host tests 4 at a time, then the GPU tests one at a time
 #   inspect   scripts/inspect-sm100 (SASS counts, registers, spills)
 #   shapes    sm100 and cublaslt-nvfp4 on every GPU MODE shape (configs/gpumode-nvfp4-gemm.json),
 #             each fully verified against cpu-exact, plus --verify-exact against each other;
@@ -72,9 +72,13 @@ step_build() {
 
 step_tests() {
   need_build || return
-  timeout 1800 ctest --test-dir "$BUILD" -j4 --output-on-failure > "$R/ctest.log" 2>&1
+  # The host tests side by side, the GPU tests one at a time (they share the one GPU).
+  timeout 1200 ctest --test-dir "$BUILD" -LE gpu -j4 --output-on-failure > "$R/ctest-cpu.log" 2>&1
   local rc=$?
-  result "ctest (all tests, GPU included): $(grep -E 'tests passed|tests failed' "$R/ctest.log")" $rc
+  result "ctest -LE gpu (host tests): $(grep -E 'tests passed|tests failed' "$R/ctest-cpu.log")" $rc
+  timeout 1800 ctest --test-dir "$BUILD" -L gpu --output-on-failure > "$R/ctest-gpu.log" 2>&1
+  rc=$?
+  result "ctest -L gpu (GPU tests): $(grep -E 'tests passed|tests failed' "$R/ctest-gpu.log")" $rc
 }
 
 step_inspect() {
