@@ -16,7 +16,7 @@ try:
 except ImportError:  # Debian's python3-jsonschema; without it the schema checks skip
     jsonschema = None
 
-from nvfp4cli import BIN, CONFIGS, PLUGIN_DIR, SCHEMA as REPORT_SCHEMA, jsonl, load, run
+from nvfp4cli import BIN, CONFIGS, HOST_ENV, PLUGIN_DIR, SCHEMA as REPORT_SCHEMA, jsonl, load, run
 
 LIB = os.path.join(PLUGIN_DIR, "libnvfp4_broken_host.so")  # k64-host: refuses K % 64 != 0
 
@@ -238,7 +238,7 @@ class Sweeps(unittest.TestCase):
                           {"name": "after", "shape": {"m": 16, "n": 32, "k": 64}}]})
             # An unknown kernel name is refused when the config is read (exit 2, its path), so
             # "nokernel" names a plugin kernel that refuses its shape (K not a multiple of 64).
-            rc, out, err = run("--kernel-lib", LIB, "sweep", cfg, cwd=d)
+            rc, out, err = run("--kernel-lib", LIB, "sweep", cfg, cwd=d, env=HOST_ENV)  # host kernels
             self.assertEqual(rc, 3, out + err)  # an error (the timeout) and nothing incorrect
             rep = load(os.path.join(d, "sweep-f.json"))
             by = {c["sweep"]["name"]: c for c in rep["cases"]}
