@@ -148,7 +148,7 @@ open(sys.argv[1], "w").write(rebuild_from_diff(open(sys.argv[2], encoding="utf-8
       timeout 600 "$BIN" --kernel-py "$path" --kernel py:$sub --m $m --n $n --k $k --peers cublaslt-nvfp4 \
         --json "$R/kernel-py/$sub-${m}x${n}x${k}.json" > "$R/kernel-py/$sub-${m}x${n}x${k}.log" 2>&1
       rc=$?
-      result "$sub ${m}x${n}x${k}: $(grep -E '^(verify|error)' "$R/kernel-py/$sub-${m}x${n}x${k}.log" | head -1 | cut -c1-90)" $rc
+      result "$sub ${m}x${n}x${k}: $(grep -E '^(verify|error|nvfp4bench: )' "$R/kernel-py/$sub-${m}x${n}x${k}.log" | head -1 | cut -c1-90)" $rc
     done
   done
 }
@@ -197,7 +197,7 @@ done
   [[ $cc == 10.* ]] || echo "NOT a Blackwell GPU (NVFP4_FIRST_RUN_ANY_GPU=1): sm100 and cublaslt-nvfp4 cannot run here."
   echo
   echo "$failed step(s) failed. One line per check (logs and reports beside this file:"
-  echo "build.log, ctest.log, inspect-sm100.txt, shapes/, kernel-py/, sweep/, sanitize/):"
+  echo "build.log, ctest-cpu.log, ctest-gpu.log, inspect-sm100.txt, shapes/, kernel-py/, sweep/, sanitize/):"
   echo
   echo '```'
   cat "$SUMMARY"

@@ -46,15 +46,16 @@ bool wants_isolation(const RunOptions& o) {
 int run_isolated(const RunOptions& o, int argc, char** argv) {
   const std::string dir = sweep::make_tmpdir();
   const std::string verdict = dir + "/verdict";
-  std::vector<std::string> args = {sweep::self_exe()};
-  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  // The child runs this very program, seeing the command line as it was typed (its report's argv).
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
   ::setenv(guard::kVerdictFileEnv, verdict.c_str(), 1);
   sweep::ChildResult r;
   int interrupted_by = 0;
   {
     sweep::InterruptGuard interrupt;  // SIGINT/SIGTERM: the child's group is killed, then 130
     r = sweep::run_child(args, "", "", o.timeout_s > 0 ? o.timeout_s + kBackstopGrace_s : 0,
-                         &sweep::InterruptGuard::flag());
+                         &sweep::InterruptGuard::flag(), sweep::self_exe());
     interrupted_by = sweep::InterruptGuard::signal();
   }
   ::unsetenv(guard::kVerdictFileEnv);

@@ -46,7 +46,8 @@ int open_log(const std::string& path, std::string& error) {
 
 // The child's side of the fork: its own process group, default signal handling, the logs as
 // stdout and stderr, then exec. Async-signal-safe calls only.
-[[noreturn]] void exec_in_child(pid_t parent, int out_fd, int err_fd, char* const* args) {
+[[noreturn]] void exec_in_child(pid_t parent, int out_fd, int err_fd, const char* exe,
+                                char* const* args) {
   ::setpgid(0, 0);                     // own group: killing it reaches grandchildren too
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the parent dying (even by SIGKILL) ends the case
   if (::getppid() != parent) ::_exit(127);
@@ -61,7 +62,7 @@ int open_log(const std::string& path, std::string& error) {
   if (devnull >= 0) ::dup2(devnull, 0);
   if (out_fd >= 0) ::dup2(out_fd, 1);
   if (err_fd >= 0) ::dup2(err_fd, 2);
-  ::execv(args[0], args);
+  ::execv(exe, args);
   const char msg[] = "nvfp4bench sweep: exec of the case's command failed\n";
   (void)!::write(2, msg, sizeof msg - 1);
   ::_exit(127);
@@ -136,7 +137,7 @@ void record_end(const Waited& w, ChildResult& r, const std::atomic<bool>* stop) 
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& out_path,
                       const std::string& err_path, double timeout_s,
-                      const std::atomic<bool>* stop) {
+                      const std::atomic<bool>* stop, const std::string& exe) {
   ChildResult r;
   r.timeout_s = timeout_s;
   // Everything the child needs is prepared before fork: after it, in a multi-threaded parent,
@@ -152,6 +153,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& o
     if (out_fd >= 0) ::close(out_fd);
     return r;
   }
+  const std::string& file = exe.empty() ? argv.at(0) : exe;
   const pid_t parent = ::getpid();
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
@@ -161,7 +163,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& o
     if (err_fd >= 0) ::close(err_fd);
     return r;
   }
-  if (pid == 0) exec_in_child(parent, out_fd, err_fd, args.data());
+  if (pid == 0) exec_in_child(parent, out_fd, err_fd, file.c_str(), args.data());
   ::setpgid(pid, pid);  // also here, so the group exists before any kill below
   if (out_fd >= 0) ::close(out_fd);
   if (err_fd >= 0) ::close(err_fd);

@@ -25,8 +25,10 @@ struct ChildResult {
 // stream as this process's). Polls until
 // it exits, `timeout_s` passes (<= 0: no limit) or *stop becomes true; in the last two cases
 // the child's process group is killed with SIGKILL and reaped. Safe to call from several threads.
+// `exe` (default: argv[0]) is the file executed, argv[0] what the child sees as its name.
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& out_path,
-                      const std::string& err_path, double timeout_s, const std::atomic<bool>* stop);
+                      const std::string& err_path, double timeout_s, const std::atomic<bool>* stop,
+                      const std::string& exe = {});
 
 // "SIGSEGV" for 11, "signal 64" when unnamed.
 std::string signal_name(int sig);

@@ -147,6 +147,14 @@ class KernelEndHost(Ending, unittest.TestCase):
             with open(rep) as f:
                 reports[how] = json.load(f)["cases"][0]
         a, b = reports["--isolate"], reports["--no-isolate"]
+        # The child sees the command line as typed: its report's argv is the user's, not the
+        # program's absolute path.
+        rep = os.path.join(self.dir, "rel.json")
+        p = subprocess.run(["./" + os.path.basename(BIN), *SHAPE, *TIMING, "--isolate", "--json", rep],
+                           cwd=os.path.dirname(BIN), env=self.ENV, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(rep) as f:
+            self.assertEqual(json.load(f)["argv"][0], "./" + os.path.basename(BIN))
         self.assertEqual(a["disposition"], "passed")
         self.assertEqual(a["verification"], b["verification"])
         self.assertEqual(a["problem"], b["problem"])
