@@ -100,7 +100,9 @@ class PluginGemm final : public Gemm {
     const nvfp4bench_problem p = to_c(s);
     for (uint32_t i = 0; i < kMaxConfigs; ++i) {
       std::array<char, kMessageBytes> buf{};
-      if (configs_->list(k_.user_data, &p, i, buf.data(), buf.size()) != NVFP4BENCH_OK) break;
+      int32_t st = NVFP4BENCH_OK;
+      guard::call(who("configs.list"), [&] { st = configs_->list(k_.user_data, &p, i, buf.data(), buf.size()); });
+      if (st != NVFP4BENCH_OK) break;
       out.push_back(text_of(buf));
     }
     return out;
@@ -117,8 +119,9 @@ class PluginGemm final : public Gemm {
     if (!call_set(pinned_, s).empty()) return pinned_;
     std::array<char, kMessageBytes> buf{};
     const nvfp4bench_problem p = to_c(s);
-    return configs_->current(k_.user_data, &p, buf.data(), buf.size()) == NVFP4BENCH_OK ? text_of(buf)
-                                                                                      : pinned_;
+    int32_t st = NVFP4BENCH_OK;
+    guard::call(who("configs.current"), [&] { st = configs_->current(k_.user_data, &p, buf.data(), buf.size()); });
+    return st == NVFP4BENCH_OK ? text_of(buf) : pinned_;
   }
   // The plugin's state is shared by every instance of the kernel: each case sets its own pin
   // ("" when none) before its first run, so one case's pin never carries into the next.
@@ -148,8 +151,11 @@ class PluginGemm final : public Gemm {
   std::string call_set(const std::string& config, const Shape& s) const {
     std::array<char, kMessageBytes> msg{};
     const nvfp4bench_problem p = to_c(s);
-    if (configs_->set(k_.user_data, config.c_str(), &p, msg.data(), msg.size()) == NVFP4BENCH_OK)
-      return {};
+    int32_t st = NVFP4BENCH_OK;
+    guard::call(who("configs.set"), [&] {
+      st = configs_->set(k_.user_data, config.c_str(), &p, msg.data(), msg.size());
+    });
+    if (st == NVFP4BENCH_OK) return {};
     const std::string why = message_of(msg.data(), msg.size());
     return why.empty() ? "refused by the plugin" : why;
   }
@@ -191,13 +197,15 @@ bool valid_name(const char* name) {
 // none); a table that names a kernel the plugin lacks, twice, or lacks a required callback is
 // refused like a malformed kernel table.
 template <class Bad>
-std::vector<const nvfp4bench_kernel_configs*> configs_of(void* handle,
+std::vector<const nvfp4bench_kernel_configs*> configs_of(void* handle, const std::string& path,
                                                          const std::vector<std::string>& names,
                                                          const Bad& bad) {
   std::vector<const nvfp4bench_kernel_configs*> out(names.size(), nullptr);
   void* sym = dlsym(handle, NVFP4BENCH_PLUGIN_CONFIGS_SYMBOL);
   if (!sym) return out;  // a plugin without configurations
-  const nvfp4bench_plugin_configs* t = reinterpret_cast<nvfp4bench_plugin_configs_fn>(sym)();
+  const nvfp4bench_plugin_configs* t = nullptr;
+  guard::call(fmt::format("--kernel-lib {} (in {}())", path, NVFP4BENCH_PLUGIN_CONFIGS_SYMBOL),
+              [&] { t = reinterpret_cast<nvfp4bench_plugin_configs_fn>(sym)(); });
   if (!t || (t->count > 0 && !t->kernels))
     throw bad(fmt::format("{}() returned no table", NVFP4BENCH_PLUGIN_CONFIGS_SYMBOL));
   for (uint32_t i = 0; i < t->count; ++i) {
@@ -272,7 +280,7 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
                             "rename it in the plugin", k.name));
     names.emplace_back(k.name);
   }
-  const std::vector<const nvfp4bench_kernel_configs*> configs = configs_of(handle, names, bad);
+  const std::vector<const nvfp4bench_kernel_configs*> configs = configs_of(handle, path, names, bad);
   for (uint32_t i = 0; i < table->kernel_count; ++i) {
     const nvfp4bench_kernel k = table->kernels[i];
     const nvfp4bench_kernel_configs* c = configs[i];

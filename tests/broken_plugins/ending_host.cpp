@@ -61,14 +61,30 @@ const nvfp4bench_kernel kKernels[] = {
     {"segv-host", "test plugin: a null store in run", NVFP4BENCH_SPACE_HOST, 0, 0, &kSegv, nullptr, nullptr, run},
     {"abort-host", "test plugin: abort() in run", NVFP4BENCH_SPACE_HOST, 0, 0, &kAbort, nullptr, nullptr, run},
     {"fpe-host", "test plugin: SIGFPE in run", NVFP4BENCH_SPACE_HOST, 0, 0, &kFpe, nullptr, nullptr, run},
+    {"segv-configs-host", "test plugin: a null store in its configurations' list", NVFP4BENCH_SPACE_HOST,
+     0, 0, &kSegv, nullptr, nullptr, run},
     {"hang-host", "test plugin: never returns from run", NVFP4BENCH_SPACE_HOST, 0, 0, &kHang, nullptr,
      nullptr, run},
 };
+
+// segv-configs-host's configurations: listing them crashes (the configuration callbacks are
+// guarded like run).
+int32_t list_crashes(void* user, const nvfp4bench_problem*, uint32_t, char*, size_t) {
+  end(*static_cast<const End*>(user));
+}
+int32_t set_any(void*, const char*, const nvfp4bench_problem*, char*, size_t) { return NVFP4BENCH_OK; }
+
+const nvfp4bench_kernel_configs kConfigs[] = {{"segv-configs-host", list_crashes, set_any, nullptr}};
+const nvfp4bench_plugin_configs kConfigTable = {1, kConfigs};
 
 const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,
                                    sizeof kKernels / sizeof kKernels[0], kKernels};
 
 }  // namespace
+
+extern "C" NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin_configs* nvfp4bench_plugin_configs_entry(void) {
+  return &kConfigTable;
+}
 
 extern "C" NVFP4BENCH_PLUGIN_EXPORT const nvfp4bench_plugin* nvfp4bench_plugin_entry(void) {
   return &kPlugin;

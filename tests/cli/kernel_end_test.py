@@ -186,6 +186,17 @@ class KernelEndHost(Ending, unittest.TestCase):
         self.assertEqual([c["disposition"] for c in cases], ["error", "passed"])
         self.assertIn("exited with code 0", cases[0]["message"])
 
+    def test_plugin_crash_in_a_configuration_callback(self):
+        for how in ("--isolate", "--no-isolate"):
+            with self.subTest(how):
+                rc, out, err = nvfp4cli.run("--kernel-lib", ENDING, "--kernel", "segv-configs-host", *SHAPE,
+                                            "--list-configs", how, env=self.ENV, timeout=60)
+                self.assertEqual(rc, 3, out + err)
+                lines = [l for l in err.splitlines() if l.startswith("nvfp4bench: ")]
+                self.assertEqual(len(lines), 1, err)
+                self.assertIn("kernel 'segv-configs-host'", lines[0])
+                self.assertIn("in configs.list) crashed: SIGSEGV", lines[0])
+
     def test_plugin_hang_in_run_is_stopped_by_timeout(self):
         self.plugin("hang-host", ["did not return", "--timeout 1"], "--timeout", "1")
 
