@@ -83,6 +83,10 @@ std::vector<ReportCase> read_report_cases(const json& rep, const std::string& wh
     rc.asked = kj.contains("asked") ? json_need(kj, "asked", vt::string, where + ".kernel").get<std::string>()
                                     : rc.kernel;
     rc.problem_key = rc.problem;
+    // Shown with its seed, so that two seeds of one shape are told apart; paired without it.
+    if (const auto sd = p.find("seed"); sd != p.end() && sd->is_number_integer())
+      rc.problem += sd->is_number_unsigned() ? fmt::format(" seed {}", sd->get<uint64_t>())
+                                             : fmt::format(" seed {}", sd->get<int64_t>());
     rc.disposition = json_need(c, "disposition", vt::string, where).get<std::string>();
     if (const auto kt = c.find("kernel_timing"); kt != c.end() && kt->is_object() &&
                                                  kt->value("ran", false)) {

@@ -75,9 +75,10 @@ std::string verdict_line(const CaseResult& r) {
   const VerdictChecks& v = *r.verdict;
   std::string line;
   if (v.timed.done)
-    line += fmt::format("timed outputs {} ({} samples, {} outputs, {} elements)",
+    line += fmt::format("timed outputs {} ({} sample{}, {} output{}, {} elements)",
                         v.timed.failure.empty() ? "right" : "WRONG", v.timed.samples,
-                        v.timed.outputs, v.timed.elements);
+                        v.timed.samples == 1 ? "" : "s", v.timed.outputs,
+                        v.timed.outputs == 1 ? "" : "s", v.timed.elements);
   if (v.recheck.done)
     line += fmt::format("; recheck on fresh operands {} ({} elements)",
                         v.recheck.result.passed() ? "right" : "WRONG", v.recheck.result.checked);

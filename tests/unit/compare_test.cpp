@@ -140,7 +140,7 @@ TEST(Compare, MarkdownTableListsEveryRowAndTheCount) {
   const json base = report({make_case(128, "naive", 100, 1, 100)});
   const json now = report({make_case(128, "naive", 110, 1, 100)});
   const std::string md = compare_markdown(compare_reports(base, now, {}), {});
-  EXPECT_NE(md.find("| 128x7168x16384 L=1 gpumode | naive | 100.000 | 110.000 | +10.00% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 128x7168x16384 L=1 gpumode seed 0 | naive | 100.000 | 110.000 | +10.00% |"), std::string::npos) << md;
   EXPECT_NE(md.find("**SLOWER**"), std::string::npos) << md;
   EXPECT_NE(md.find("1 regression(s)"), std::string::npos) << md;
 }
@@ -234,4 +234,13 @@ TEST(Compare, TooFewSamplesOnEitherSideAreNotComparable) {
   const CompareResult three = compare_reports(report({make_case(128, "naive", 100, 0.1, 3)}),
                                               report({make_case(128, "naive", 150, 0.1, 3)}), {});
   EXPECT_EQ(three.rows[0].verdict, Verdict::Slower);
+}
+
+TEST(Compare, TwoSeedsOfOneShapeAreToldApartInTheTable) {
+  json a = make_case(128, "naive", 100, 1, 100), b = make_case(128, "naive", 200, 1, 100);
+  b["problem"]["seed"] = uint64_t(1);
+  const json r = report({a, b});
+  const std::string md = compare_markdown(compare_reports(r, r, {}), {});
+  EXPECT_NE(md.find("| 128x7168x16384 L=1 gpumode seed 0 | naive | 100.000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 128x7168x16384 L=1 gpumode seed 1 | naive | 200.000 |"), std::string::npos) << md;
 }
