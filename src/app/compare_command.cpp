@@ -23,10 +23,6 @@ struct CompareArgs {
   CompareOptions opt;
 };
 
-nlohmann::json read_report(const std::string& path) {
-  return parse_json_checked(read_input_file(path), path, "not valid JSON");
-}
-
 int run_compare(CompareArgs& a) {
   if (!(a.threshold_pct >= 0))
     throw usage_error(fmt::format("--threshold {}: must be a percentage >= 0", a.threshold_pct));
@@ -35,7 +31,12 @@ int run_compare(CompareArgs& a) {
   a.opt.threshold = a.threshold_pct / 100.0;
   check_output_file("--output", a.output);
   check_outputs_distinct({{"--output", a.output}}, {{"BASE", a.base}, {"NEW", a.now}});
-  const CompareResult r = compare_reports(read_report(a.base), read_report(a.now), a.opt, a.base, a.now);
+  // Both files read before either is parsed, in order (an argument list's order is the
+  // compiler's): a path that is no file is named before the other's contents are judged.
+  const std::string base_text = read_input_file(a.base), now_text = read_input_file(a.now);
+  const CompareResult r = compare_reports(parse_json_checked(base_text, a.base, "not valid JSON"),
+                                          parse_json_checked(now_text, a.now, "not valid JSON"),
+                                          a.opt, a.base, a.now);
   const std::string table = compare_markdown(r, a.opt);
   std::fputs(table.c_str(), stdout);
   if (!a.output.empty()) write_text_file_atomic(a.output, table);

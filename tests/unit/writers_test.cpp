@@ -319,7 +319,8 @@ TEST(Writers, NoSmClockWhereNoneWasRead) {
     c.kernel_timing->measurement.clock = ClockRecord{};
     if (c.reference_timing) c.reference_timing->measurement.clock = ClockRecord{};
   }
-  for (const json& b : json::parse(f.render("gbench"))["benchmarks"])
+  const json rendered = json::parse(f.render("gbench"));  // alive for the loop below
+  for (const json& b : rendered["benchmarks"])
     EXPECT_FALSE(b.contains("sm_clock_mhz")) << b.dump();
   EXPECT_FALSE(json::parse(f.render("gbench"))["context"].contains("mhz_per_cpu"));
   std::istringstream in(f.render("csv"));
