@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "src/core/error.hpp"
+#include "src/core/files.hpp"
 #include "src/core/json.hpp"
 #include "src/report/compare.hpp"
 #include "src/report/writer.hpp"
@@ -320,11 +318,7 @@ json read_report_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw usage_error(fmt::format("{}: not a regular file; expected a report (JSON)", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_checked(ss.str(), path, "not valid JSON");
+  return parse_json_checked(read_input_file(path), path, "not valid JSON");
 }
 
 ReadReport read_report(const json& j, const std::string& what) {
