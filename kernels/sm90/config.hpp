@@ -12,7 +12,7 @@
 
 namespace nvfp4::sm90 {
 
-constexpr int kGranuleK = 64;  // K per pipeline stage, both paths: 4 wgmma k-steps, 4 scale blocks
+constexpr int kGranuleK = 64;  // the K block: 4 wgmma k-steps, 4 scale blocks; both paths' K unit
 constexpr int kMaxSplit = 16;  // K splits per output tile, both paths
 
 // Which path the registered kernel may take: `sm90` chooses per shape, `sm90-fused` and
@@ -49,6 +49,7 @@ struct Config {
 constexpr int kFusedRowsN = 128;           // B rows (C columns) per tile
 constexpr int kFusedGroup = 8;             // M tiles per raster band
 constexpr int kFusedATile = 128 * 128;     // bytes of one prepass tile: 128 rows x 64 fp16
+constexpr int kFusedBStageKb = 4;         // K blocks per stage of the raw-B ring (128 bytes a row)
 
 bool fused_tile_built(int m_tile);         // 16, 32, 64, 128, 256
 bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 256x128

@@ -12,6 +12,7 @@
 #include "kernels/sm90/launch.hpp"
 #include "src/core/error.hpp"
 #include "src/device/cuda_check.hpp"
+#include "src/device/tensor_map.hpp"
 
 namespace nvfp4::sm90 {
 namespace {
@@ -79,7 +80,7 @@ void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
 // serialization after the A prepass, which triggers its dependents at its start: the producer
 // waits (griddepcontrol.wait) before its first read of the prepass output.
 template <int MT>
-void launch_main(const fused::Params& p, const CUtensorMap& tmC, int grid, cudaStream_t stream,
+void launch_main(const fused::Params& p, const CUtensorMap& tmC, const CUtensorMap& tmB, int grid, cudaStream_t stream,
                  DeviceState& dev) {
   using C = fused::Cfg<MT>;
   dev.ensure_smem_limit(reinterpret_cast<const void*>(fused::fused_kernel<MT>), C::kSmem);
@@ -93,7 +94,7 @@ void launch_main(const fused::Params& p, const CUtensorMap& tmC, int grid, cudaS
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT>, tmC, p));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT>, tmC, tmB, p));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -106,7 +107,6 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   const FusedLayout w = fused_layout(s, c);
   uint8_t* ws = static_cast<uint8_t*>(workspace);
   fused::Params p{};
-  p.b = ops.b;
   p.sfb = ops.sfb;
   p.a16 = ws;
   p.c = reinterpret_cast<__half*>(ops.c);
@@ -119,7 +119,6 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   p.l = static_cast<int>(s.l);
   p.nk = static_cast<int>(s.k / kGranuleK);
   if (s.k / 2 > std::numeric_limits<int32_t>::max()) throw usage_error("sm90: K too large for the fused path");
-  p.kbytes = static_cast<int>(s.k / 2);
   p.kblocks = static_cast<int>(s.k / 16);
   p.tiles128 = w.tiles128;
   p.tiles_m = w.tiles_m;
@@ -130,14 +129,29 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
     throw usage_error("sm90: too many fused work units for this shape");
   p.units = static_cast<int>(units);
   p.tma_store = s.n % 8 == 0 ? 1 : 0;  // C is 16-byte aligned (launch() checks)
-  CUtensorMap tmc;
-  std::memset(&tmc, 0, sizeof tmc);
-  if (p.tma_store) {
-    const int box_rows = c.m_tile < 64 ? c.m_tile : 64;
-    tmc = dev.fused_c_maps.get(MapKey{s, {ops.c}, box_rows}, [&] {
-      return fp16_tensor_map(p.c, s.m, s.n, s.l, box_rows, CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused C");
-    });
-  }
+  p.scale16 = (reinterpret_cast<uintptr_t>(ops.sfb) % 16 == 0 && p.kblocks % 16 == 0) ? 1 : 0;
+  // [0] C (only with TMA stores), [1] raw B: [L, N, K/2] bytes read in [128 rows x 128 bytes]
+  // boxes (4 K blocks), 128-byte swizzle, rows past N zero.
+  const int box_rows = c.m_tile < 64 ? c.m_tile : 64;
+  const auto& maps = dev.fused_maps.get(MapKey{s, {ops.c, ops.b}, box_rows}, [&] {
+    std::array<CUtensorMap, 2> t;
+    std::memset(t.data(), 0, sizeof t);
+    if (p.tma_store)
+      t[0] = fp16_tensor_map(p.c, s.m, s.n, s.l, box_rows, CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused C");
+    TensorMapSpec b;
+    b.rank = 3;
+    b.dims[0] = static_cast<uint64_t>(s.k / 2);
+    b.dims[1] = static_cast<uint64_t>(s.n);
+    b.dims[2] = static_cast<uint64_t>(s.l);
+    b.strides_bytes[0] = static_cast<uint64_t>(s.k / 2);
+    b.strides_bytes[1] = static_cast<uint64_t>(s.k / 2) * static_cast<uint64_t>(s.n);
+    b.box[0] = kFusedBStageKb * 32;
+    b.box[1] = kFusedRowsN;
+    b.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    b.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    t[1] = encode_tensor_map(b, ops.b, "fused raw B");
+    return t;
+  });
   // The prepass decodes A into w.tiles128 tiles per batch and zeroes the split-K counters; it
   // triggers the main kernel (PDL) at its start.
   PrepassParams pp{};
@@ -154,11 +168,11 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   launch_prepass(pp, stream);
   const int grid = static_cast<int>(std::min<int64_t>(units, dev.sm_count()));
   switch (c.m_tile) {
-    case 16: launch_main<16>(p, tmc, grid, stream, dev); break;
-    case 32: launch_main<32>(p, tmc, grid, stream, dev); break;
-    case 64: launch_main<64>(p, tmc, grid, stream, dev); break;
-    case 128: launch_main<128>(p, tmc, grid, stream, dev); break;
-    default: launch_main<256>(p, tmc, grid, stream, dev); break;
+    case 16: launch_main<16>(p, maps[0], maps[1], grid, stream, dev); break;
+    case 32: launch_main<32>(p, maps[0], maps[1], grid, stream, dev); break;
+    case 64: launch_main<64>(p, maps[0], maps[1], grid, stream, dev); break;
+    case 128: launch_main<128>(p, maps[0], maps[1], grid, stream, dev); break;
+    default: launch_main<256>(p, maps[0], maps[1], grid, stream, dev); break;
   }
 }
 

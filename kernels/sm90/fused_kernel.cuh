@@ -8,25 +8,32 @@
 // 128-byte swizzled, as the SW128 descriptor wants them).
 //
 // CTA: 384 threads = 3 warpgroups, one CTA per SM, persistent over work units (batch, M tile,
-// 128-row N tile, K split), the grouped raster of schedule.cuh with bands of 8 M tiles.
-//   * warp 0 is the producer (setmaxnreg 40): per ring stage (one 64-wide K block) lane 0 issues
-//     the bulk copy of the stage's fp16 A slab (MT x 128 bytes) and all 32 lanes copy the raw
-//     packed B rows (128 x 32 bytes, lane pairs take the two halves of a row so each instruction
-//     moves whole 32-byte sectors) and their scale bytes (128 x 4) with cp.async, completed on
-//     the stage's full mbarrier (1 expect_tx arrive + 32 cp.async.mbarrier.arrive.noinc);
-//   * warpgroups 1, 2 are consumers (setmaxnreg 232), each owning 64 B rows (C columns). Per K
-//     block: wgmma k is issued with fragment set X, wait_group 1 retires wgmma k-1 (its stage goes
-//     back to the producer, fragment set Y is free), then the raw B of k+1 is read from shared
-//     memory and decoded exactly (decode.hpp decode_frag: E2M1 x E4M3 is exact in fp16)
-//     into set Y while wgmma k runs. Three register sets, unrolled by three so they stay fixed;
+// 128-row N tile, K split), the grouped raster of schedule.cuh with bands of 8 M tiles. Two rings
+// in shared memory, each with full/empty mbarriers:
+//   * the A ring, one 64-wide K block per stage: warp 0 lane 0 bulk-copies the block's fp16 A
+//     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait);
+//   * the B ring, kFusedBStageKb = 4 K blocks per stage: warp 1 lane 0 loads the tile's raw packed
+//     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the warp copies the rows'
+//     scale bytes (128 x 16, cp.async), completed on the stage's full mbarrier (1 expect_tx
+//     arrive + 32 cp.async.mbarrier.arrive.noinc). B does not depend on the prepass: warp 1 never
+//     waits for it. Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of
+//     4) are what the change from one ring of K blocks was for: a model test that fed no B at all
+//     ran 20-27 % faster, TMA for the 32-byte rows alone no faster (docs/kernels.md);
+//   warpgroup 0 runs setmaxnreg 56 (40 spilled the scale copies), warps 2 and 3 have nothing to do;
+//   * warpgroups 1, 2 are consumers (setmaxnreg 224), each owning 64 B rows (C columns). Per K
+//     block: wait for its A stage, issue wgmma k with fragment set X, read the raw B of k+1 from
+//     its B stage and decode it exactly (decode.hpp decode_frag: E2M1 x E4M3 is exact in fp16)
+//     into set Y while wgmma k runs, then wait_group 1 retires wgmma k-1 (its A stage goes back
+//     to the producer). A B stage goes back once its last K block is decoded. Three register
+//     sets and four K blocks per B stage: the loop is unrolled by twelve so that the set and the
+//     K block within the B stage (its swizzled address) are fixed;
 //   * split-K: reduce_split_k (schedule.cuh): every split stores its FP32 partial (fragment
 //     order, coalesced), the last split of a tile to arrive sums all partials in split order
 //     0..S-1 (bit-reproducible);
 //   * epilogue: the C^T accumulators are written transposed (stmatrix .trans) into 128-byte
 //     swizzled [rows x 64] boxes and stored by TMA (rows/columns past M/N clipped by the tensor
 //     map), two boxes per warpgroup in flight; N % 8 != 0 falls back to masked stores.
-// PDL: the producer issues the raw B of its first ring stages before griddepcontrol.wait (the A
-// prepass is the grid this one depends on); the split-K counters, zeroed by the prepass, are
+// PDL: only warp 0 (A) waits for the A prepass; the split-K counters, zeroed by the prepass, are
 // touched only after the same wait.
 #pragma once
 
@@ -35,6 +42,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/sm90/config.hpp"
 #include "kernels/sm90/decode.hpp"
@@ -45,7 +53,6 @@
 namespace nvfp4::sm90::fused {
 
 struct Params {
-  const uint8_t* b;    // raw packed B [L, N, K/2]
   const uint8_t* sfb;  // B scales, linear [L, N, K/16]
   const uint8_t* a16;  // prepass tiles [L][tiles128][nk][128 rows][128 B swizzled]
   __half* c;
@@ -53,7 +60,6 @@ struct Params {
   int* counters;       // split > 1: [tiles], zeroed by the prepass, reset by each tile's last split
   int m, n, l;
   int nk;              // K / 64
-  int kbytes;          // K / 2: raw B row pitch
   int kblocks;         // K / 16: scale row pitch
   int tiles128;        // 128-row prepass tiles per batch
   int tiles_m;         // MT-row M tiles per batch
@@ -61,197 +67,203 @@ struct Params {
   int split;
   int units;           // l * tiles_m * tiles_n * split
   int tma_store;       // 1: C through shared memory and TMA stores (N % 8 == 0, C 16-byte aligned)
+  int scale16;         // 1: scale rows 16-byte aligned (sfb and K / 16), so 4 K blocks' bytes are one copy
 };
 
-// kFusedRowsN (B rows per tile, 64 per consumer warpgroup), kFusedGroup, kFusedATile: config.hpp
+// kFusedRowsN (B rows per tile, 64 per consumer warpgroup), kFusedGroup, kFusedATile,
+// kFusedBStageKb: config.hpp
 constexpr int kThreads = 384;
 constexpr int kSmemLimit = 227 * 1024;
 
 template <int MT>
 struct Cfg {
   static_assert(MT == 16 || MT == 32 || MT == 64 || MT == 128 || MT == 256, "M tile");
-  static constexpr int kABytes = MT * 128;        // MT rows x 64 fp16, swizzled (1024-multiple)
-  static constexpr int kBBytes = kFusedRowsN * 32;     // raw B [128 rows][32 bytes]
-  static constexpr int kSBytes = kFusedRowsN * 4;      // scales [128 rows][4]
-  static constexpr int kStage = kABytes + kBBytes + kSBytes;
+  static constexpr int kABytes = MT * 128;                        // MT rows x 64 fp16, swizzled
+  static constexpr int kBRow = kFusedBStageKb * 32;                // raw B bytes per row per B stage
+  static_assert(kBRow == 128, "one 128-byte swizzle span per row");
+  static constexpr int kBBytes = kFusedRowsN * kBRow;              // [128 rows][128 B], swizzled
+  static constexpr int kSRow = kFusedBStageKb * 4;                 // scale bytes per row per B stage
+  static constexpr int kSBytes = kFusedRowsN * kSRow;              // [128 rows][16]
   static constexpr int kBoxRows = MT < 64 ? MT : 64;  // epilogue box: kBoxRows x 64 fp16
   static constexpr int kEpiBox = kBoxRows * 128;
   static constexpr int kEpiBytes = 2 * 2 * kEpiBox;   // two boxes per consumer warpgroup
-  static constexpr int kFixed = 1024 + kEpiBytes + 256;
-  static constexpr int kFit = (kSmemLimit - kFixed) / (kStage + 16);
-  static constexpr int kStages = kFit < 16 ? kFit : 16;  // small tiles: more bytes in flight
+  // B stages (4 K blocks each) first, then as many A stages (1 K block) as fit, at most 16: the
+  // B ring keeps 12-32 K blocks of raw B in flight, the A ring (from L2) at least 4.
+  static constexpr int kBStages = MT <= 32 ? 8 : MT == 64 ? 6 : MT == 128 ? 4 : 3;
+  static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers and the split-K flag
+  static constexpr int kFixed = 1024 + kEpiBytes + kBarBytes + kBStages * (kBBytes + kSBytes);
+  static constexpr int kAFit = (kSmemLimit - kFixed) / kABytes;
+  static constexpr int kAStages = kAFit < 16 ? kAFit : 16;
   // Three fragment register sets: K block i+1 is decoded into set (i+1) % 3 while the wgmmas of
   // blocks i-1 and i run; then wait_group 1 retires block i-1. (Deeper waits with more sets made
   // ptxas serialise the wgmmas, C7513.)
   static constexpr int kSets = 3;
-  static constexpr size_t kSmem = size_t(kFixed) + size_t(kStages) * (kStage + 16);
-  static_assert(kStages >= kSets + 2 && kSmem <= size_t(kSmemLimit), "shared memory");
+  static constexpr size_t kSmem = size_t(kFixed) + size_t(kAStages) * kABytes;
+  static_assert(kAStages >= 4 && kBStages >= 2 && kSmem <= size_t(kSmemLimit), "shared memory");
+  static_assert(2 * (kAStages + kBStages) * 8 + 16 <= kBarBytes, "barrier space");
 };
 
 template <int MT>
 __global__ void __launch_bounds__(kThreads, 1)
-    fused_kernel(const __grid_constant__ CUtensorMap tmC, const Params p) {
+    fused_kernel(const __grid_constant__ CUtensorMap tmC, const __grid_constant__ CUtensorMap tmB,
+                 const Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = Cfg<MT>;
-  constexpr int ST = C::kStages;
+  constexpr int SA = C::kAStages, SB = C::kBStages;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t raw = ptx::smem_u32(smem_raw);
   const uint32_t base = (raw + 1023u) & ~1023u;  // swizzled tiles need 1024-byte alignment
-  const uint32_t sA = base;                       // ST x kABytes
-  const uint32_t sE = sA + ST * C::kABytes;       // epilogue boxes (1024-multiple offsets)
-  const uint32_t sB = sE + C::kEpiBytes;          // ST x raw B
-  const uint32_t sS = sB + ST * C::kBBytes;       // ST x scales
-  const uint32_t full = sS + ST * C::kSBytes;     // ST mbarriers
-  const uint32_t empty = full + ST * 8;           // ST mbarriers
-  int* flag = reinterpret_cast<int*>(smem_raw + (empty + ST * 8 - raw));
+  const uint32_t sA = base;                       // SA x kABytes
+  const uint32_t sB = sA + SA * C::kABytes;       // SB x raw B (1024-multiple offsets)
+  const uint32_t sE = sB + SB * C::kBBytes;       // epilogue boxes
+  const uint32_t sS = sE + C::kEpiBytes;          // SB x scales
+  const uint32_t fullA = sS + SB * C::kSBytes;    // SA mbarriers each
+  const uint32_t emptyA = fullA + SA * 8;
+  const uint32_t fullB = emptyA + SA * 8;         // SB mbarriers each
+  const uint32_t emptyB = fullB + SB * 8;
+  int* flag = reinterpret_cast<int*>(smem_raw + (emptyB + SB * 8 - raw));
 
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < ST; ++s) {
-      ptx::mbar_init(full + s * 8, 1 + 32);  // A's expect_tx arrive + the producer lanes' cp.async
-      ptx::mbar_init(empty + s * 8, 256);    // every consumer thread (see release_oldest)
+    for (int s = 0; s < SA; ++s) {
+      ptx::mbar_init(fullA + s * 8, 1);      // the A copy's expect_tx arrive
+      ptx::mbar_init(emptyA + s * 8, 256);   // every consumer thread (see release_a)
+    }
+    for (int s = 0; s < SB; ++s) {
+      ptx::mbar_init(fullB + s * 8, 1 + 32);  // B's expect_tx arrive + the warp's scale cp.async
+      ptx::mbar_init(emptyB + s * 8, 256);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
 
   if (wg == 0) {
-    // ---------------- producer warp ----------------
-    ptx::setmaxnreg_dec<40>();
-    if (threadIdx.x < 32) {
-      const int lane = threadIdx.x;
-      auto issue_b = [&](const WorkUnit& x, int kb, int st) {
-        const int64_t row0 = int64_t(x.batch) * p.n;
-        const int n0 = x.tn * kFusedRowsN;
-        const uint32_t db = sB + st * C::kBBytes + (lane >> 1) * 32 + (lane & 1) * 16;
-        const uint32_t ds = sS + st * C::kSBytes + lane * 4;
-        if (n0 + kFusedRowsN <= p.n) {  // whole tile inside B: one pointer per lane, constant strides
-          const uint8_t* bp = p.b + (row0 + n0 + (lane >> 1)) * p.kbytes + kb * 32 + (lane & 1) * 16;
-          const uint8_t* sp = p.sfb + (row0 + n0 + lane) * p.kblocks + kb * 4;
-          const int64_t b16 = int64_t(16) * p.kbytes, s32 = int64_t(32) * p.kblocks;
-#pragma unroll
-          for (int j = 0; j < 8; ++j) ptx::cp_async16(db + j * 16 * 32, bp + j * b16);
-#pragma unroll
-          for (int j = 0; j < 4; ++j) ptx::cp_async4(ds + j * 32 * 4, sp + j * s32);
-        } else {
-#pragma unroll
-          for (int j = 0; j < 8; ++j) {
-            const int64_t row = row0 + min(n0 + 16 * j + (lane >> 1), p.n - 1);  // past N: unused copies
-            ptx::cp_async16(db + j * 16 * 32, p.b + row * p.kbytes + kb * 32 + (lane & 1) * 16);
-          }
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const int64_t row = row0 + min(n0 + 32 * j + lane, p.n - 1);
-            ptx::cp_async4(ds + j * 32 * 4, p.sfb + row * p.kblocks + kb * 4);
-          }
-        }
-        ptx::cp_async_mbar_arrive_noinc(full + st * 8);
-      };
-      auto issue_a = [&](const WorkUnit& x, int kb, int st) {  // lane 0
-        const uint32_t fb = full + st * 8;
-        ptx::mbar_arrive_expect_tx(fb, C::kABytes);
-        if constexpr (MT >= 128) {
-#pragma unroll
-          for (int h = 0; h < MT / 128; ++h)
-            ptx::bulk_copy(sA + st * C::kABytes + h * kFusedATile,
-                          p.a16 + ((int64_t(x.batch) * p.tiles128 + x.tm * (MT / 128) + h) * p.nk + kb) *
-                                      int64_t(kFusedATile),
-                          kFusedATile, fb);
-        } else {
-          const int r0 = x.tm * MT;  // MT divides 128: the slab is rows r0 % 128.. of one tile
-          ptx::bulk_copy(sA + st * C::kABytes,
-                        p.a16 + ((int64_t(x.batch) * p.tiles128 + r0 / 128) * p.nk + kb) * int64_t(kFusedATile) +
-                            (r0 % 128) * 128,
-                        C::kABytes, fb);
-        }
-      };
-      int u = blockIdx.x, kb = 0;
-      WorkUnit x{};
-      if (u < p.units) {
-        x = work_unit(u, p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
-        kb = x.kb0;
-      }
-      // The first ST stages' raw B and scales do not depend on the prepass: issue them before
-      // waiting for it, then their A slabs.
-      {
-        int u2 = u, kb2 = kb;
-        WorkUnit x2 = x;
-        for (int i = 0; i < ST && u2 < p.units; ++i) {
-          issue_b(x2, kb2, i);
-          if (++kb2 == x2.kb1) {
-            u2 += gridDim.x;
-            if (u2 < p.units) {
-              x2 = work_unit(u2, p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
-              kb2 = x2.kb0;
-            }
-          }
-        }
-      }
-      if (lane == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
-      __syncwarp();
+    // ---------------- producer warps ----------------
+    ptx::setmaxnreg_dec<56>();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    if (warp == 0 && lane == 0) {
+      // A ring: one K block per stage, from the prepass's tiles.
+      asm volatile("griddepcontrol.wait;\n" ::: "memory");
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      while (u < p.units) {
-        if (q >= ST) {
-          ptx::mbar_wait(empty + stage * 8, phase ^ 1u);
-          issue_b(x, kb, stage);
+      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+        const WorkUnit x = work_unit(u, p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
+        for (int kb = x.kb0; kb < x.kb1; ++kb) {
+          if (q >= SA) ptx::mbar_wait(emptyA + stage * 8, phase ^ 1u);
+          const uint32_t fb = fullA + stage * 8, dst = sA + stage * C::kABytes;
+          ptx::mbar_arrive_expect_tx(fb, C::kABytes);
+          if constexpr (MT >= 128) {
+#pragma unroll
+            for (int h = 0; h < MT / 128; ++h)
+              ptx::bulk_copy(dst + h * kFusedATile,
+                            p.a16 + ((int64_t(x.batch) * p.tiles128 + x.tm * (MT / 128) + h) * p.nk + kb) *
+                                        int64_t(kFusedATile),
+                            kFusedATile, fb);
+          } else {
+            const int r0 = x.tm * MT;  // MT divides 128: the slab is rows r0 % 128.. of one tile
+            ptx::bulk_copy(dst,
+                          p.a16 + ((int64_t(x.batch) * p.tiles128 + r0 / 128) * p.nk + kb) * int64_t(kFusedATile) +
+                              (r0 % 128) * 128,
+                          C::kABytes, fb);
+          }
+          ++q;
+          if (++stage == SA) {
+            stage = 0;
+            phase ^= 1u;
+          }
         }
-        if (lane == 0) issue_a(x, kb, stage);
-        __syncwarp();
-        ++q;
-        if (++stage == ST) {
-          stage = 0;
-          phase ^= 1u;
-        }
-        if (++kb == x.kb1) {
-          u += gridDim.x;
-          if (u < p.units) {
-            x = work_unit(u, p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
-            kb = x.kb0;
+      }
+    } else if (warp == 1) {
+      // B ring: kFusedBStageKb K blocks of the tile's raw B (one TMA box) and scales per stage;
+      // a unit's last stage may hold fewer (its box reads K blocks no consumer uses, past K zero).
+      if (lane == 0) ptx::prefetch_tmap(&tmB);
+      int stage = 0, q = 0;
+      uint32_t phase = 0;
+      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+        const WorkUnit x = work_unit(u, p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
+        const int n0 = x.tn * kFusedRowsN;
+        for (int kb = x.kb0; kb < x.kb1; kb += kFusedBStageKb) {
+          if (q >= SB) ptx::mbar_wait(emptyB + stage * 8, phase ^ 1u);
+          const uint32_t fb = fullB + stage * 8;
+          if (lane == 0) {
+            ptx::mbar_arrive_expect_tx(fb, C::kBBytes);
+            ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
+          }
+          const int nb = min(kFusedBStageKb, x.kb1 - kb);
+          const uint32_t ds = sS + stage * C::kSBytes + lane * C::kSRow;
+          const bool whole = p.scale16 && nb == kFusedBStageKb && (kb % kFusedBStageKb) == 0;
+          auto src = [&](int j) {  // row 32j + lane of the tile; past N: a copy nobody reads
+            return p.sfb + (int64_t(x.batch) * p.n + min(n0 + 32 * j + lane, p.n - 1)) * p.kblocks + kb * 4;
+          };
+          if (whole) {
+#pragma unroll
+            for (int j = 0; j < kFusedRowsN / 32; ++j) ptx::cp_async16(ds + j * 32 * C::kSRow, src(j));
+          } else {  // rolled: the producer has 40 registers
+#pragma unroll 1
+            for (int j = 0; j < kFusedRowsN / 32; ++j) {
+              const uint8_t* sp = src(j);
+#pragma unroll 1
+              for (int b = 0; b < nb; ++b) ptx::cp_async4(ds + j * 32 * C::kSRow + 4 * b, sp + 4 * b);
+            }
+          }
+          ptx::cp_async_mbar_arrive_noinc(fb);
+          ++q;
+          if (++stage == SB) {
+            stage = 0;
+            phase ^= 1u;
           }
         }
       }
     }
   } else {
     // ---------------- consumer warpgroups ----------------
-    ptx::setmaxnreg_inc<232>();
+    ptx::setmaxnreg_inc<224>();
     const int cw = wg - 1;             // which 64 B rows of the tile
     const int ct = threadIdx.x - 128;  // 0..255 across both consumers
     const int tid = threadIdx.x & 127;
     const int wq = tid >> 5, lane = tid & 31, c4 = lane & 3;
     const int rloc = 64 * cw + 16 * wq + (lane >> 2);  // B rows rloc, rloc + 8 of the tile
-    const uint32_t bofs = rloc * 32 + c4 * 8, sofs = rloc * 4 + c4;
+    // Raw B of K block j of a stage, row r, scale block c4: bytes 32j + 8c4 of the row, i.e.
+    // 16-byte chunk 2j + c4/2 at position (2j + c4/2) ^ (r % 8) (128-byte swizzle); rows r and
+    // r + 8 share r % 8. For even 2j: (2j + h) ^ r7 = (2j ^ (r7 & 6)) + (h ^ (r7 & 1)).
+    const int r7 = rloc & 7;
+    const uint32_t bofs = rloc * C::kBRow + ((((c4 >> 1) ^ r7) & 1) << 4) + (c4 & 1) * 8;
+    const int r6 = r7 & 6;
+    const uint32_t sofs = rloc * C::kSRow + c4;
     constexpr int NF = C::kSets;
-    static_assert(NF == 3, "the loop below is unrolled for three sets");
-    int stage = 0, rel = 0;  // next stage to consume, oldest stage not yet released
-    uint32_t phase = 0;
+    static_assert(NF == 3 && kFusedBStageKb == 4, "the loop below is unrolled for 3 sets x 4 K blocks");
+    int astage = 0, arel = 0, bstage = 0;  // next A stage to consume, oldest A stage held, B stage
+    uint32_t aphase = 0, bphase = 0;
     uint32_t ebox = 0;
     float acc[MT / 2];
     uint32_t fr[NF][4][4];
 
-    // Every consumer thread releases the stage itself: its arrive (release semantics) orders its
+    // Every consumer thread releases a stage itself: its arrive (release semantics) orders its
     // own shared-memory reads of the stage before the producer's refill. One arrive per warp on
     // behalf of all lanes left the other lanes' reads unordered (racecheck: WAR hazards at every
     // stage reuse; docs/kernels.md, history).
-    auto release_oldest = [&] {
-      ptx::mbar_arrive(empty + rel * 8);
-      if (++rel == ST) rel = 0;
+    auto release_a = [&] {
+      ptx::mbar_arrive(emptyA + arel * 8);
+      if (++arel == SA) arel = 0;
     };
-    // Waits for the next stage, decodes this thread's fragments of it (rows rloc / rloc + 8,
-    // scale block c4: decode_frag's K order, the prepass's too) and returns its index.
-    auto load_decode = [&](uint32_t(&fr)[4][4]) {
-      const int st = stage;
-      ptx::mbar_wait(full + st * 8, phase);
-      if (++stage == ST) {
-        stage = 0;
-        phase ^= 1u;
-      }
-      const uint32_t b = sB + st * C::kBBytes + bofs;
-      const uint2 w0 = ptx::ld_shared_v2(b), w1 = ptx::ld_shared_v2(b + 8 * 32);
-      const uint32_t s = sS + st * C::kSBytes + sofs;
-      const uint32_t sc = ptx::ld_shared_u8(s) | (ptx::ld_shared_u8(s + 8 * 4) << 8);
+    // Decodes this thread's fragments of K block i (J = i % 4, its place in the B stage; rows
+    // rloc / rloc + 8, scale block c4: decode_frag's K order, the prepass's too), waiting for the
+    // B stage at its first block and releasing it after its last (or the unit's last block).
+    auto decode = [&](auto jc, int i, int nkb, uint32_t(&fr)[4][4]) {
+      constexpr int J = decltype(jc)::value;
+      if constexpr (J == 0) ptx::mbar_wait(fullB + bstage * 8, bphase);
+      const uint32_t b = sB + bstage * C::kBBytes + bofs + (((2 * J) ^ r6) << 4);
+      const uint2 w0 = ptx::ld_shared_v2(b), w1 = ptx::ld_shared_v2(b + 8 * C::kBRow);
+      const uint32_t s = sS + bstage * C::kSBytes + sofs + 4 * J;
+      const uint32_t sc = ptx::ld_shared_u8(s) | (ptx::ld_shared_u8(s + 8 * C::kSRow) << 8);
       decode_frag(w0, w1, sc, fr);
-      return st;
+      if (J == 3 || i + 1 == nkb) {
+        ptx::mbar_arrive(emptyB + bstage * 8);
+        if (++bstage == SB) {
+          bstage = 0;
+          bphase ^= 1u;
+        }
+      }
     };
 
     for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
@@ -259,33 +271,39 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int nkb = x.kb1 - x.kb0;
 #pragma unroll
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
-      int cur = load_decode(fr[0]);
-      // K block i: issue its wgmmas (set i % NF), decode block i+1 into the next set (last read by
-      // block i-2, retired one step ago) while blocks i-1 and i run, then wait_group 1 retires
-      // block i-1 and its stage goes back to the producer. Unrolled by NF so the sets are fixed
-      // registers.
-      auto step = [&](int i, uint32_t(&f)[4][4], uint32_t(&fn)[4][4]) {
-        const uint64_t d0 = ptx::make_desc_sw128(sA + cur * C::kABytes);
+      decode(std::integral_constant<int, 0>{}, 0, nkb, fr[0]);
+      // K block i: wait for its A stage, issue its wgmmas (set i % 3), decode block i+1 into the
+      // next set (last read by block i-2, retired one step ago) while blocks i-1 and i run, then
+      // wait_group 1 retires block i-1 and its A stage goes back to the producer.
+      auto step = [&](auto jc, int i, uint32_t(&f)[4][4], uint32_t(&fn)[4][4]) {
+        constexpr int J = decltype(jc)::value;  // i % 4
+        ptx::mbar_wait(fullA + astage * 8, aphase);
+        const uint64_t d0 = ptx::make_desc_sw128(sA + astage * C::kABytes);
+        if (++astage == SA) {
+          astage = 0;
+          aphase ^= 1u;
+        }
         ptx::fence_regs(f);
         ptx::wgmma_fence();
 #pragma unroll
         for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[s], d0 + 2u * s);  // +32 bytes per k16
         ptx::wgmma_commit();
-        if (i + 1 < nkb) cur = load_decode(fn);
+        if (i + 1 < nkb) decode(std::integral_constant<int, (J + 1) % 4>{}, i + 1, nkb, fn);
         ptx::wgmma_wait<1>();
-        if (i >= 1) release_oldest();
+        if (i >= 1) release_a();
       };
-      for (int i = 0;; i += NF) {
-        step(i, fr[0], fr[1]);
-        if (i + 1 >= nkb) break;
-        step(i + 1, fr[1], fr[2]);
-        if (i + 2 >= nkb) break;
-        step(i + 2, fr[2], fr[0]);
-        if (i + 3 >= nkb) break;
+#define NVFP4_FUSED_STEP(JJ)                                                                   \
+  step(std::integral_constant<int, (JJ) % 4>{}, i + (JJ), fr[(JJ) % 3], fr[((JJ) + 1) % 3]); \
+  if (i + (JJ) + 1 >= nkb) break;
+      for (int i = 0;; i += 12) {
+        NVFP4_FUSED_STEP(0) NVFP4_FUSED_STEP(1) NVFP4_FUSED_STEP(2) NVFP4_FUSED_STEP(3)
+        NVFP4_FUSED_STEP(4) NVFP4_FUSED_STEP(5) NVFP4_FUSED_STEP(6) NVFP4_FUSED_STEP(7)
+        NVFP4_FUSED_STEP(8) NVFP4_FUSED_STEP(9) NVFP4_FUSED_STEP(10) NVFP4_FUSED_STEP(11)
       }
+#undef NVFP4_FUSED_STEP
       ptx::wgmma_wait<0>();
       ptx::fence_regs(acc);
-      release_oldest();  // the last block
+      release_a();  // the last block
 
       // ---- split-K: the last split of the tile sums all partials in split order ----
       if (p.split > 1) {

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -38,8 +39,8 @@ class DeviceState {
   // has made this device current.
   void ensure_smem_limit(const void* kernel, size_t bytes);
   // Encoded tensor maps, once per shape, buffer set and tile (src/device/map_cache.hpp): the
-  // fused path's C map, the fp16 mainloop's A, B and C maps.
-  MapCache<CUtensorMap> fused_c_maps;
+  // fused path's C and raw-B maps, the fp16 mainloop's A, B and C maps.
+  MapCache<std::array<CUtensorMap, 2>> fused_maps;
   MapCache<std::array<CUtensorMap, 3>> mainloop_maps;
 
  private:
