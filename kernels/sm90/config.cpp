@@ -8,6 +8,8 @@
 #include <sstream>
 #include <vector>
 
+#include "kernels/sm90/stream_k.hpp"
+
 namespace nvfp4::sm90 {
 namespace {
 
@@ -31,10 +33,11 @@ FusedLayout fused_layout(const Shape& s, const FusedConfig& c) {
   w.tiles_n = static_cast<int>(ceil_div(s.n, kFusedRowsN));
   w.tiles = static_cast<int>(s.l * w.tiles_m * w.tiles_n);
   w.a16 = size_t(s.l) * size_t(w.tiles128) * size_t(s.k / kGranuleK) * kFusedATile;
-  w.partial = c.split > 1
-                  ? size_t(w.tiles) * size_t(c.split) * size_t(kFusedRowsN) * size_t(c.m_tile) * 4
-                  : 0;
-  w.counters = c.split > 1 ? size_t(w.tiles) * 4 : 0;
+  const int nq = static_cast<int>(ceil_div(s.k / kGranuleK, kFusedBStageKb));
+  w.slots = c.workers > 0 ? stream_k_slots(w.tiles, nq, c.workers) : c.split;
+  if (w.slots <= 1) w.slots = 0;
+  w.partial = size_t(w.tiles) * size_t(w.slots) * size_t(kFusedRowsN) * size_t(c.m_tile) * 4;
+  w.counters = w.slots > 0 ? size_t(w.tiles) * 4 : 0;
   w.total = round_up(w.a16, 256) + round_up(w.partial, 256) + round_up(w.counters, 256);
   return w;
 }
@@ -69,6 +72,10 @@ std::string shape_error(const Shape& s) {
 
 Config normalize(const Shape& s, Config c) {
   const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
+  if (c.path != Path::TwoPhase && c.fused.workers > 0) {
+    c.fused.split = 1;  // stream-K: the workers share K
+    return c;
+  }
   int& split = c.path == Path::TwoPhase ? c.two_phase.split : c.fused.split;
   split = static_cast<int>(std::clamp<int64_t>(split, 1, std::min<int64_t>(nk, kMaxSplit)));
   split = static_cast<int>(ceil_div(nk, ceil_div(nk, split)));
@@ -85,6 +92,7 @@ std::string describe(const Config& c) {
   if (c.path == Path::TwoPhase)
     return fmt::format("two-phase {}x{} split {} group {}", c.two_phase.bm, c.two_phase.bn,
                        c.two_phase.split, c.two_phase.group);
+  if (c.fused.workers > 0) return fmt::format("fused {}x{} stream-k {}", c.fused.m_tile, kFusedRowsN, c.fused.workers);
   return fmt::format("fused {}x{} split {}", c.fused.m_tile, kFusedRowsN, c.fused.split);
 }
 
@@ -108,18 +116,21 @@ bool parse_tile(const std::string& t, int* rows, int* cols) {
 
 std::string parse_config(const std::string& text, Config* out) {
   static const char* kForms =
-      "expected 'fused MTx128 split S' or 'two-phase BMxBN split S group G' (e.g. 'fused 128x128 "
-      "split 2', 'two-phase 128x144 split 1 group 16')";
+      "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' or 'two-phase BMxBN split S group G' "
+      "(e.g. 'fused 128x128 split 2', 'fused 128x128 stream-k 132', 'two-phase 128x144 split 1 group 16')";
   std::istringstream in(text);
   std::vector<std::string> w;
   for (std::string t; in >> t;) w.push_back(t);
   Config c;
   int rows = 0, cols = 0;
-  if (w.size() == 4 && w[0] == "fused" && w[2] == "split") {
+  if (w.size() == 4 && w[0] == "fused" && (w[2] == "split" || w[2] == "stream-k")) {
     if (!parse_tile(w[1], &rows, &cols)) return fmt::format("tile '{}' is not ROWSxCOLS", w[1]);
     if (cols != kFusedRowsN)
       return fmt::format("the fused path's tile is MTx{}, got {}", kFusedRowsN, w[1]);
-    if (!parse_count(w[3], &c.fused.split)) return fmt::format("split '{}' is not a positive count", w[3]);
+    if (w[2] == "split" && !parse_count(w[3], &c.fused.split))
+      return fmt::format("split '{}' is not a positive count", w[3]);
+    if (w[2] == "stream-k" && !parse_count(w[3], &c.fused.workers))
+      return fmt::format("stream-k workers '{}' is not a positive count", w[3]);
     c.path = Path::Fused;
     c.fused.m_tile = rows;
   } else if (w.size() == 6 && w[0] == "two-phase" && w[2] == "split" && w[4] == "group") {

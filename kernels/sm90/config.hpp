@@ -21,10 +21,13 @@ enum class Path { Auto, Fused, TwoPhase };
 
 // The fused path (fused.cu): A decoded once to fp16 by a prepass, B decoded from shared memory
 // into wgmma register fragments (C^T = B A^T); tile m_tile (the wgmma N: 16, 32, 64, 128 or
-// 256) x 128 rows of N, `split` K splits reduced by the last split of each tile.
+// 256) x 128 rows of N, `split` K splits reduced by the last split of each tile; or, with
+// workers > 0, stream-K (stream_k.hpp): that many CTAs each take an equal share of all tiles'
+// K, a tile's pieces reduced the same way (split is then 1).
 struct FusedConfig {
   int m_tile = 128;
   int split = 1;
+  int workers = 0;
 };
 
 // The two-phase path (two_phase.cu): A and B decoded once to fp16, then the fp16 mainloop with
@@ -59,6 +62,7 @@ bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 2
 // slice of one of them.
 struct FusedLayout {
   int tiles128 = 0, tiles_m = 0, tiles_n = 0, tiles = 0;
+  int slots = 0;  // FP32 partials per tile: the split, or stream-K's most pieces of a tile; 0 if none
   size_t a16 = 0, partial = 0, counters = 0, total = 0;
 };
 FusedLayout fused_layout(const Shape& s, const FusedConfig& c);
@@ -79,7 +83,7 @@ std::string shape_error(const Shape& s);
 Config normalize(const Shape& s, Config c);
 size_t workspace_bytes(const Shape& s, const Config& c);
 
-// "fused 128x128 split 2", "two-phase 128x144 split 1 group 16".
+// "fused 128x128 split 2", "fused 128x128 stream-k 132", "two-phase 128x144 split 1 group 16".
 std::string describe(const Config& c);
 // The inverse of describe(): "" and *out set when `text` is one such spelling, else the reason.
 std::string parse_config(const std::string& text, Config* out);

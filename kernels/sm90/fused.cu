@@ -110,8 +110,8 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   p.sfb = ops.sfb;
   p.a16 = ws;
   p.c = reinterpret_cast<__half*>(ops.c);
-  p.partial = c.split > 1 ? reinterpret_cast<float*>(ws + round_up(w.a16, 256)) : nullptr;
-  p.counters = c.split > 1
+  p.partial = w.slots > 0 ? reinterpret_cast<float*>(ws + round_up(w.a16, 256)) : nullptr;
+  p.counters = w.slots > 0
                    ? reinterpret_cast<int*>(ws + round_up(w.a16, 256) + round_up(w.partial, 256))
                    : nullptr;
   p.m = static_cast<int>(s.m);
@@ -124,10 +124,17 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   p.tiles_m = w.tiles_m;
   p.tiles_n = w.tiles_n;
   p.split = c.split;
+  p.slots = w.slots;
   const int64_t units = int64_t(w.tiles) * c.split;
   if (units > std::numeric_limits<int32_t>::max() / 2)
     throw usage_error("sm90: too many fused work units for this shape");
   p.units = static_cast<int>(units);
+  p.nq = static_cast<int>((p.nk + kFusedBStageKb - 1) / kFusedBStageKb);
+  p.workers = c.workers;
+  p.wq = int64_t(w.tiles) * p.nq;
+  if (c.workers > 0 && p.wq < c.workers)
+    throw usage_error(fmt::format("sm90: stream-k {} needs at least as many K quads as workers ({} here)",
+                                  c.workers, p.wq));
   p.tma_store = s.n % 8 == 0 ? 1 : 0;  // C is 16-byte aligned (launch() checks)
   p.scale16 = (reinterpret_cast<uintptr_t>(ops.sfb) % 16 == 0 && p.kblocks % 16 == 0) ? 1 : 0;
   // [0] C (only with TMA stores), [1] raw B: [L, N, K/2] bytes read in [128 rows x 128 bytes]
@@ -166,7 +173,8 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   pp.counters = p.counters;
   pp.ncounters = p.counters != nullptr ? w.tiles : 0;
   launch_prepass(pp, stream);
-  const int grid = static_cast<int>(std::min<int64_t>(units, dev.sm_count()));
+  // Persistent: one CTA per SM at most (split-K), or one per stream-K worker.
+  const int grid = c.workers > 0 ? c.workers : static_cast<int>(std::min<int64_t>(units, dev.sm_count()));
   switch (c.m_tile) {
     case 16: launch_main<16>(p, maps[0], maps[1], grid, stream, dev); break;
     case 32: launch_main<32>(p, maps[0], maps[1], grid, stream, dev); break;

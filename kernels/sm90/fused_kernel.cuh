@@ -8,7 +8,9 @@
 // 128-byte swizzled, as the SW128 descriptor wants them).
 //
 // CTA: 384 threads = 3 warpgroups, one CTA per SM, persistent over work units (batch, M tile,
-// 128-row N tile, K split), the grouped raster of schedule.cuh with bands of 8 M tiles. Two rings
+// 128-row N tile, K split), the grouped raster of schedule.cuh with bands of 8 M tiles - or, with
+// stream-K (stream_k.hpp), one CTA per worker over its equal share of all tiles' K, cut at tile
+// boundaries into pieces reduced like K splits (UnitWalk below). Two rings
 // in shared memory, each with full/empty mbarriers:
 //   * the A ring, one 64-wide K block per stage: warp 0 lane 0 bulk-copies the block's fp16 A
 //     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait);
@@ -27,9 +29,9 @@
 //     to the producer). A B stage goes back once its last K block is decoded. Three register
 //     sets and four K blocks per B stage: the loop is unrolled by twelve so that the set and the
 //     K block within the B stage (its swizzled address) are fixed;
-//   * split-K: reduce_split_k (schedule.cuh): every split stores its FP32 partial (fragment
-//     order, coalesced), the last split of a tile to arrive sums all partials in split order
-//     0..S-1 (bit-reproducible);
+//   * split-K and stream-K: reduce_split_k (schedule.cuh): every split (piece) stores its FP32
+//     partial (fragment order, coalesced), the last of a tile to arrive sums all partials in
+//     split order 0..S-1 (bit-reproducible);
 //   * epilogue: the C^T accumulators are written transposed (stmatrix .trans) into 128-byte
 //     swizzled [rows x 64] boxes and stored by TMA (rows/columns past M/N clipped by the tensor
 //     map), two boxes per warpgroup in flight; N % 8 != 0 falls back to masked stores.
@@ -48,6 +50,7 @@
 #include "kernels/sm90/decode.hpp"
 #include "kernels/sm90/ptx.cuh"
 #include "kernels/sm90/schedule.cuh"
+#include "kernels/sm90/stream_k.hpp"
 #include "kernels/sm90/wgmma.hpp"
 
 namespace nvfp4::sm90::fused {
@@ -64,8 +67,12 @@ struct Params {
   int tiles128;        // 128-row prepass tiles per batch
   int tiles_m;         // MT-row M tiles per batch
   int tiles_n;         // 128-row N tiles per batch
-  int split;
-  int units;           // l * tiles_m * tiles_n * split
+  int split;           // split-K: K splits per tile (1 with stream-K)
+  int units;           // split-K: l * tiles_m * tiles_n * split
+  int slots;           // FP32 partial slots per tile (the split, or stream-K's most pieces)
+  int workers;         // > 0: stream-K over this many CTAs (the grid; stream_k.hpp)
+  int nq;              // K quads (kFusedBStageKb K blocks) per tile
+  int64_t wq;          // stream-K: quads of all tiles, l * tiles_m * tiles_n * nq
   int tma_store;       // 1: C through shared memory and TMA stores (N % 8 == 0, C 16-byte aligned)
   int scale16;         // 1: scale rows 16-byte aligned (sfb and K / 16), so 4 K blocks' bytes are one copy
 };
@@ -99,8 +106,40 @@ struct Cfg {
   // ptxas serialise the wgmmas, C7513.)
   static constexpr int kSets = 3;
   static constexpr size_t kSmem = size_t(kFixed) + size_t(kAStages) * kABytes;
+  // setmaxnreg: warpgroup 0 and the two consumer warpgroups share the 168 x 384 registers of the
+  // launch; the 256 tile's accumulators need 224 (216 spilled), the producers 56 (40 spilled the
+  // scale copies, 48 the stream-K walk).
+  static constexpr int kConsumerRegs = 224;
+  static constexpr int kProducerRegs = 56;
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 168 * kThreads, "register file");
   static_assert(kAStages >= 4 && kBStages >= 2 && kSmem <= size_t(kSmemLimit), "shared memory");
   static_assert(2 * (kAStages + kBStages) * 8 + 16 <= kBarBytes, "barrier space");
+};
+
+// A CTA's walk over its work: split-K units u = blockIdx.x, += gridDim.x, or its stream-K range
+// cut at tile boundaries. All three roles (A producer, B producer, consumers) walk the same.
+struct UnitWalk {
+  int64_t pos, end;  // split-K: the next unit and p.units; stream-K: the next quad and the range's end
+  __device__ __forceinline__ explicit UnitWalk(const Params& p) {
+    pos = p.workers > 0 ? stream_k_start(blockIdx.x, p.wq, p.workers) : int64_t(blockIdx.x);
+    end = p.workers > 0 ? stream_k_start(blockIdx.x + 1, p.wq, p.workers) : int64_t(p.units);
+  }
+  __device__ __forceinline__ bool next(const Params& p, WorkUnit& x) {
+    if (pos >= end) return false;
+    if (p.workers == 0) {
+      x = work_unit(static_cast<int>(pos), p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
+      pos += gridDim.x;
+      return true;
+    }
+    const StreamKSegment g = stream_k_segment(pos, end, blockIdx.x, p.wq, p.workers, p.nq);
+    x = tile_unit(static_cast<int>(g.tile), p.tiles_m, p.tiles_n, kFusedGroup);
+    x.split = g.seg;
+    x.splits = g.nseg;
+    x.kb0 = g.q0 * kFusedBStageKb;
+    x.kb1 = min(p.nk, g.q1 * kFusedBStageKb);
+    pos += g.q1 - g.q0;
+    return true;
+  }
 };
 
 template <int MT>
@@ -139,32 +178,31 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // ---------------- producer warps ----------------
-    ptx::setmaxnreg_dec<56>();
+    ptx::setmaxnreg_dec<C::kProducerRegs>();
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     if (warp == 0 && lane == 0) {
       // A ring: one K block per stage, from the prepass's tiles.
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-        const WorkUnit x = work_unit(u, p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
-        for (int kb = x.kb0; kb < x.kb1; ++kb) {
+      UnitWalk walk(p);
+      for (WorkUnit x; walk.next(p, x);) {
+        // The unit's first K block of its first prepass tile (MT >= 128: MT / 128 tiles, nk
+        // blocks apart; below 128 a row slice of one tile), then one tile block per K block.
+        const int64_t tile0 = MT >= 128 ? int64_t(x.batch) * p.tiles128 + x.tm * (MT / 128)
+                                        : int64_t(x.batch) * p.tiles128 + (x.tm * MT) / 128;
+        const uint8_t* src = p.a16 + (tile0 * p.nk + x.kb0) * int64_t(kFusedATile) +
+                             (MT >= 128 ? 0 : ((x.tm * MT) % 128) * 128);
+        for (int kb = x.kb0; kb < x.kb1; ++kb, src += kFusedATile) {
           if (q >= SA) ptx::mbar_wait(emptyA + stage * 8, phase ^ 1u);
           const uint32_t fb = fullA + stage * 8, dst = sA + stage * C::kABytes;
           ptx::mbar_arrive_expect_tx(fb, C::kABytes);
           if constexpr (MT >= 128) {
 #pragma unroll
             for (int h = 0; h < MT / 128; ++h)
-              ptx::bulk_copy(dst + h * kFusedATile,
-                            p.a16 + ((int64_t(x.batch) * p.tiles128 + x.tm * (MT / 128) + h) * p.nk + kb) *
-                                        int64_t(kFusedATile),
-                            kFusedATile, fb);
+              ptx::bulk_copy(dst + h * kFusedATile, src + int64_t(h) * p.nk * kFusedATile, kFusedATile, fb);
           } else {
-            const int r0 = x.tm * MT;  // MT divides 128: the slab is rows r0 % 128.. of one tile
-            ptx::bulk_copy(dst,
-                          p.a16 + ((int64_t(x.batch) * p.tiles128 + r0 / 128) * p.nk + kb) * int64_t(kFusedATile) +
-                              (r0 % 128) * 128,
-                          C::kABytes, fb);
+            ptx::bulk_copy(dst, src, C::kABytes, fb);
           }
           ++q;
           if (++stage == SA) {
@@ -179,8 +217,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (lane == 0) ptx::prefetch_tmap(&tmB);
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-        const WorkUnit x = work_unit(u, p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
+      UnitWalk walk(p);
+      for (WorkUnit x; walk.next(p, x);) {
         const int n0 = x.tn * kFusedRowsN;
         for (int kb = x.kb0; kb < x.kb1; kb += kFusedBStageKb) {
           if (q >= SB) ptx::mbar_wait(emptyB + stage * 8, phase ^ 1u);
@@ -217,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // ---------------- consumer warpgroups ----------------
-    ptx::setmaxnreg_inc<224>();
+    ptx::setmaxnreg_inc<C::kConsumerRegs>();
     const int cw = wg - 1;             // which 64 B rows of the tile
     const int ct = threadIdx.x - 128;  // 0..255 across both consumers
     const int tid = threadIdx.x & 127;
@@ -266,8 +304,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     };
 
-    for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-      const WorkUnit x = work_unit(u, p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
+    UnitWalk walk(p);
+    for (WorkUnit x; walk.next(p, x);) {
       const int nkb = x.kb1 - x.kb0;
 #pragma unroll
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
@@ -306,10 +344,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       release_a();  // the last block
 
       // ---- split-K: the last split of the tile sums all partials in split order ----
-      if (p.split > 1) {
-        float* ws_tile = p.partial + static_cast<size_t>(x.order) * p.split * (kFusedRowsN * MT);
+      if (x.splits > 1) {
+        float* ws_tile = p.partial + static_cast<size_t>(x.order) * p.slots * (kFusedRowsN * MT);
         auto a = [&](int i) -> float& { return acc[i]; };
-        if (!reduce_split_k<MT / 2, true>(a, ws_tile, x.split, p.split, p.counters + x.order, flag, ct))
+        if (!reduce_split_k<MT / 2, true>(a, ws_tile, x.split, x.splits, p.counters + x.order, flag, ct))
           continue;  // counters zeroed by the prepass: touched after griddepcontrol.wait
       }
 

@@ -45,12 +45,13 @@ double estimate_fused_us(const Shape& s, const FusedConfig& c, int sms) {
   }
   const int64_t nk = s.k / kGranuleK;
   const int64_t tiles = fused_layout(s, c).tiles;
+  const double prepass = 1.3209 * double(s.l) * double(s.m) * double(s.k) * 1e-6 + 5.2477;
   const int64_t rounds = ceil_div(tiles * c.split, std::max(1, sms));
   const bool sk = c.split > 1;
   double t = double(rounds) * (double(ceil_div(nk, c.split)) * block_us + 1.5241 +
                                (sk ? 1.5683 + 2.7772 * c.m_tile / 128.0 : 0.0));
   if (sk) t += 0.3455 * double(ceil_div(tiles, std::max(1, sms))) * c.split * c.m_tile / 128.0;
-  return t + 1.3209 * double(s.l) * double(s.m) * double(s.k) * 1e-6 + 5.2477;
+  return t + prepass;
 }
 
 // The fp16 mainloop, 132 SMs: persistent waves = ceil(units / SMs), each of (k-blocks per unit)
@@ -81,9 +82,12 @@ double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sms) {
 
 // The fused path weighs the smallest M tile that holds M (16 at least, 256 at most), half of
 // it, and 256 above M = 128; splits 1-6, 8, 12 and 16 that divide K/64 into that many non-empty
-// even shares, while the partials stay under 1 GiB. Preference on near-ties: the larger tile,
-// the smaller split.
-std::vector<FusedConfig> fused_candidates(const Shape& s) {
+// even shares, while the partials stay under 1 GiB; and for each tile stream-K over the SM
+// count where the tiles fill fewer than all SMs in their last round and every worker gets a
+// K quad. Preference on near-ties: the larger tile, the smaller split. The chooser weighs the
+// split-K ones only: the model has not been fitted to stream-K timings yet (docs/kernels.md);
+// stream-K is listed, and runs when pinned (--kernel-config).
+std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
   std::vector<FusedConfig> out;
   const int64_t nk = s.k / kGranuleK;
   int cover = 16;
@@ -100,6 +104,10 @@ std::vector<FusedConfig> fused_candidates(const Shape& s) {
       if (fused_layout(s, c.fused).partial > (size_t(1) << 30)) break;
       out.push_back(c.fused);
     }
+    FusedConfig sk{mt, 1, sms};
+    const FusedLayout w = fused_layout(s, sk);
+    const int64_t quads = int64_t(w.tiles) * ceil_div(nk, kFusedBStageKb);
+    if (sms > 1 && w.tiles % sms != 0 && quads >= sms && w.partial <= (size_t(1) << 30)) out.push_back(sk);
   }
   return out;
 }
@@ -124,7 +132,8 @@ std::vector<TwoPhaseConfig> two_phase_candidates(const Shape& sh) {
 FusedConfig choose_fused(const Shape& s, int sms) {
   FusedConfig best;
   double best_t = std::numeric_limits<double>::infinity();
-  for (const FusedConfig& c : fused_candidates(s)) {
+  for (const FusedConfig& c : fused_candidates(s, sms)) {
+    if (c.workers > 0) continue;  // not modelled (fused_candidates)
     const double t = estimate_fused_us(s, c, sms);
     if (t < best_t * 0.999) {
       best_t = t;
@@ -170,10 +179,10 @@ Config choose_config(const Shape& s, int sms, Path path) {
                                                                                               : fused;
 }
 
-std::vector<Config> configurations(const Shape& s, Path path) {
+std::vector<Config> configurations(const Shape& s, Path path, int sms) {
   std::vector<Config> out;
   if (path != Path::TwoPhase)
-    for (const FusedConfig& f : fused_candidates(s)) {
+    for (const FusedConfig& f : fused_candidates(s, sms)) {
       Config c;
       c.path = Path::Fused;
       c.fused = f;
@@ -189,24 +198,32 @@ std::vector<Config> configurations(const Shape& s, Path path) {
   return out;
 }
 
-std::string configuration_error(const Shape& s, Path path, const Config& c) {
+std::string configuration_error(const Shape& s, Path path, const Config& c, int sms) {
   const std::string name = describe(c);
   if (path == Path::Fused && c.path != Path::Fused) return "this kernel runs the fused path only";
   if (path == Path::TwoPhase && c.path != Path::TwoPhase) return "this kernel runs the two-phase path only";
-  for (const Config& x : configurations(s, c.path))
+  for (const Config& x : configurations(s, c.path, sms))
     if (describe(x) == name) return {};
   const std::string at = fmt::format("{}x{}x{}", s.m, s.n, s.k);
   std::vector<int> tiles, splits;
   if (c.path == Path::Fused) {
     if (!fused_tile_built(c.fused.m_tile))
       return fmt::format("fused M tile {} is not built (16, 32, 64, 128, 256)", c.fused.m_tile);
-    for (const FusedConfig& f : fused_candidates(s)) {
+    bool stream_k = false;
+    for (const FusedConfig& f : fused_candidates(s, sms)) {
       if (std::find(tiles.begin(), tiles.end(), f.m_tile) == tiles.end()) tiles.push_back(f.m_tile);
-      if (f.m_tile == c.fused.m_tile) splits.push_back(f.split);
+      if (f.m_tile == c.fused.m_tile && f.workers == 0) splits.push_back(f.split);
+      if (f.m_tile == c.fused.m_tile && f.workers > 0) stream_k = true;
     }
     if (splits.empty())
       return fmt::format("the fused path does not weigh M tile {} at {} (M tiles there: {})",
                          c.fused.m_tile, at, tiles.empty() ? "none" : join(tiles));
+    if (c.fused.workers > 0)
+      return stream_k ? fmt::format("the fused path's stream-k uses {} workers here (the SM count), not {}",
+                                    sms, c.fused.workers)
+                      : fmt::format("the fused path does not weigh stream-k at {} with M tile {} (its tiles "
+                                    "fill whole rounds of {} SMs, or K has fewer quads than workers)",
+                                    at, c.fused.m_tile, sms);
     return fmt::format("the fused path does not weigh split {} at {} with M tile {} (splits there: {})",
                        c.fused.split, at, c.fused.m_tile, join(splits));
   }

@@ -17,8 +17,10 @@ double estimate_fused_us(const Shape& s, const FusedConfig& c, int sm_count);
 double estimate_mainloop_us(const Shape& s, const TwoPhaseConfig& c, int sm_count);
 double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sm_count);
 
-// What each chooser weighs for the shape, in its order of preference on near-ties.
-std::vector<FusedConfig> fused_candidates(const Shape& s);
+// What each chooser may take for the shape, in its order of preference on near-ties (the fused
+// path's stream-K configurations, sm_count workers, are listed and may be pinned; its chooser
+// does not weigh them yet).
+std::vector<FusedConfig> fused_candidates(const Shape& s, int sm_count);
 std::vector<TwoPhaseConfig> two_phase_candidates(const Shape& s);
 
 // Each path's cheapest candidate by its model, normalised.
@@ -30,8 +32,8 @@ Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto);
 
 // Every configuration `path` could pick for the shape (Auto: the fused ones, then the
 // two-phase ones): the candidates above, each as describe() spells it.
-std::vector<Config> configurations(const Shape& s, Path path);
+std::vector<Config> configurations(const Shape& s, Path path, int sm_count);
 // "" when `c` is one of configurations(s, path), else why not.
-std::string configuration_error(const Shape& s, Path path, const Config& c);
+std::string configuration_error(const Shape& s, Path path, const Config& c, int sm_count);
 
 }  // namespace nvfp4::sm90

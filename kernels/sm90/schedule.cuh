@@ -20,15 +20,16 @@ constexpr int kConsumerThreads = 256;  // two consumer warpgroups, both paths
 struct WorkUnit {
   int order;     // u / splits: the tile's place in the schedule, unique per tile
   int batch, tm, tn;
-  int split;
+  int split;     // which of the tile's `splits` pieces this is
+  int splits;
   int kb0, kb1;  // K blocks [kb0, kb1)
 };
 
-__device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, int splits, int group,
-                                              int nk) {
+// The tile in place `order` of the schedule (batch, then bands of `group` tile-rows, M fastest
+// inside a band); split and K range left to the caller.
+__device__ __forceinline__ WorkUnit tile_unit(int order, int tiles_m, int tiles_n, int group) {
   WorkUnit x;
-  x.order = u / splits;
-  x.split = u - x.order * splits;
+  x.order = order;
   const int per_batch = tiles_m * tiles_n;
   x.batch = x.order / per_batch;
   const int r = x.order - x.batch * per_batch;
@@ -37,6 +38,17 @@ __device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, i
   const int gm = min(group, tiles_m - first);
   x.tm = first + within % gm;
   x.tn = within / gm;
+  x.split = 0;
+  x.splits = 1;
+  x.kb0 = x.kb1 = 0;
+  return x;
+}
+
+__device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, int splits, int group,
+                                              int nk) {
+  WorkUnit x = tile_unit(u / splits, tiles_m, tiles_n, group);
+  x.split = u - x.order * splits;
+  x.splits = splits;
   // balanced K ranges: split s gets K blocks [s*nk/S, (s+1)*nk/S), never empty (S <= nk)
   x.kb0 = static_cast<int>((static_cast<long long>(x.split) * nk) / splits);
   x.kb1 = static_cast<int>((static_cast<long long>(x.split + 1) * nk) / splits);

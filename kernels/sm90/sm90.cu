@@ -92,7 +92,7 @@ class Sm90Gemm final : public Gemm {
   std::vector<std::string> configurations(const Shape& s) const override {
     std::vector<std::string> out;
     if (!sm90::shape_error(s).empty()) return out;
-    for (const Config& c : sm90::configurations(s, path_)) out.push_back(describe(c));
+    for (const Config& c : sm90::configurations(s, path_, devices_.current().sm_count())) out.push_back(describe(c));
     return out;
   }
   std::string set_configuration(const std::string& text, const Shape& s) override {
@@ -103,7 +103,7 @@ class Sm90Gemm final : public Gemm {
     if (const std::string e = sm90::shape_error(s); !e.empty()) return "the shape is not supported: " + e;
     Config c;
     if (std::string e = parse_config(text, &c); !e.empty()) return e;
-    if (std::string e = configuration_error(s, path_, c); !e.empty()) return e;
+    if (std::string e = configuration_error(s, path_, c, devices_.current().sm_count()); !e.empty()) return e;
     pinned_ = Pinned{s, c};
     prepared_ = false;
     return {};

@@ -277,6 +277,38 @@ TEST(Sm90Gemm, FusedEveryTileAndSplit) {
         }
 }
 
+// Stream-K (kernels/sm90/stream_k.hpp): workers whose ranges cross tile boundaries, tiles in
+// two or more pieces from different CTAs, pieces not starting at K block 0, K blocks not a
+// multiple of 4 (the last quad short), ragged M and N, L > 1, more workers than SMs.
+static sm90::Config stream_k(int mt, int workers) {
+  sm90::Config c = fused(mt, 1);
+  c.fused.workers = workers;
+  return c;
+}
+
+TEST(Sm90Gemm, FusedStreamK) {
+  NVFP4_REQUIRE_SM90();
+  struct Case {
+    Shape s;
+    int workers;
+  };
+  const Case cases[] = {{{520, 136, 768, 1}, 7},    {{130, 260, 192, 3}, 5},    {{1000, 1000, 512, 2}, 132},
+                        {{16, 576, 7168, 1}, 132},  {{40, 1000, 320, 1}, 9},    {{128, 7168, 2048, 1}, 132},
+                        {{200, 300, 1216, 1}, 200}, {{128, 1536, 7168, 1}, 100}};
+  uint64_t seed = 1100;
+  for (const Case& k : cases)
+    for (int mt : {16, 64, 128, 256}) {
+      const sm90::Config c = stream_k(mt, k.workers);
+      const sm90::FusedLayout w = sm90::fused_layout(k.s, c.fused);
+      if (int64_t(w.tiles) * ((k.s.k / 64 + 3) / 4) < k.workers) continue;  // fewer quads than workers
+      for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+        const Check r = run_and_check(k.s, d, ++seed, c, 3000);
+        EXPECT_EQ(r.bad, 0) << label(k.s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
+                            << r.checked << " bad, first " << r.first;
+      }
+    }
+}
+
 // The fused path's persistent CTAs walking many units each (the ring and its phases run on
 // across unit boundaries, split-K partials of one tile come from different CTAs), and the GPU
 // MODE shapes with the path's own choice of tile and split, several seeds.
@@ -323,8 +355,8 @@ TEST(Sm90Gemm, EveryPathOnLargeAndGpuModeShapes) {
       }
 }
 
-// Split-K must be bit-reproducible run to run (both paths: the last split of a tile sums every
-// partial in split order, whichever split is last).
+// Split-K and stream-K must be bit-reproducible run to run (both paths: the last split - or
+// piece - of a tile sums every partial in split order, whichever is last).
 TEST(Sm90Gemm, SplitKIsDeterministic) {
   NVFP4_REQUIRE_SM90();
   const Shape s{128, 1024, 4096, 1};
@@ -334,7 +366,8 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
   for (const sm90::Config c : {two_phase(128, 128, 4), two_phase(256, 128, 7), two_phase(128, 144, 5),
                                fused(128, 8),
-                               fused(16, 13), fused(256, 5), fused(64, 16)}) {
+                               fused(16, 13), fused(256, 5), fused(64, 16), stream_k(128, 100),
+                               stream_k(16, 50)}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
     for (auto* out : {&first, &again}) {

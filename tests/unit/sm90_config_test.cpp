@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/sm90/heuristics.hpp"
+#include "kernels/sm90/stream_k.hpp"
 #include "src/registry/registry.hpp"
 
 using namespace nvfp4;
@@ -158,7 +159,7 @@ TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
     const char* config;
     const char* reason;  // a substring of the reason
   } cases[] = {
-      {"sm90", small, "fused 128x128", "expected 'fused MTx128 split S' or 'two-phase BMxBN split S group G'"},
+      {"sm90", small, "fused 128x128", "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' or 'two-phase BMxBN split S group G'"},
       {"sm90", small, "fused", "expected 'fused MTx128 split S'"},
       {"sm90", small, "fast", "expected 'fused MTx128 split S'"},
       {"sm90", small, "Fused 128x128 split 2", "expected 'fused MTx128 split S'"},
@@ -173,7 +174,7 @@ TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
       {"sm90", small, "fused 16x128 split 1", "does not weigh M tile 16 at 128x7168x16384 (M tiles there: 128, 64)"},
       {"sm90", small, "fused 128x128 split 7", "does not weigh split 7 at 128x7168x16384 with M tile 128 (splits there: 1, 2, 3, 4, 5, 6, 8, 12, 16)"},
       {"sm90", Shape{128, 7168, 256, 1}, "fused 128x128 split 8", "splits there: 1, 2, 4)"},
-      {"sm90", big, "two-phase 128x144 split 1", "expected 'fused MTx128 split S' or 'two-phase BMxBN split S group G'"},
+      {"sm90", big, "two-phase 128x144 split 1", "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' or 'two-phase BMxBN split S group G'"},
       {"sm90", big, "two-phase 128x150 split 1 group 16", "two-phase tile 128x150 is not built"},
       {"sm90", big, "two-phase 256x256 split 1 group 16", "two-phase tile 256x256 is not built"},
       {"sm90", big, "two-phase 128x144 split 1 group 8", "uses group 16 at 4096x576x7168 with tile 128x144, not 8"},
@@ -195,6 +196,91 @@ TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
   // The same rules through the heuristics directly (what the Gemm object calls).
   sm90::Config parsed;
   EXPECT_EQ(sm90::parse_config("two-phase 128x144 split 1 group 16", &parsed), "");
-  EXPECT_EQ(sm90::configuration_error(big, sm90::Path::Auto, parsed), "");
-  EXPECT_NE(sm90::configuration_error(small, sm90::Path::Auto, parsed), "");  // group 8 at M = 128
+  EXPECT_EQ(sm90::configuration_error(big, sm90::Path::Auto, parsed, 132), "");
+  EXPECT_NE(sm90::configuration_error(small, sm90::Path::Auto, parsed, 132), "");  // group 8 at M = 128
+}
+
+// Stream-K's walk (kernels/sm90/stream_k.hpp, what every role of the fused kernel walks): every
+// quad of every tile belongs to exactly one piece; a tile's pieces are numbered 0..nseg-1 in K
+// order, each by a different worker, all agreeing on nseg; no tile has more pieces than the
+// workspace's slots; every worker does floor or ceil of W/G quads. Checked on tile counts
+// around the worker count, long and short K, and more workers than tiles.
+TEST(Sm90Config, StreamKCoversEveryQuadOnce) {
+  int checked = 0;
+  for (int64_t tiles : {1, 7, 56, 131, 132, 133, 264, 448})
+    for (int nq : {1, 3, 4, 16, 64, 257})
+      for (int64_t workers : {1, 5, 100, 132, 264}) {
+        const int64_t w = tiles * nq;
+        if (w < workers) continue;
+        const int slots = sm90::stream_k_slots(tiles, nq, workers);
+        std::vector<int> owner(size_t(w), -1);
+        std::vector<std::vector<int>> seg_of(static_cast<size_t>(tiles));  // per tile: seg index -> worker
+        std::vector<int> nseg(size_t(tiles), 0);
+        for (int64_t g = 0; g < workers; ++g) {
+          int64_t pos = sm90::stream_k_start(g, w, workers);
+          const int64_t end = sm90::stream_k_start(g + 1, w, workers);
+          ASSERT_TRUE(end - pos == w / workers || end - pos == w / workers + 1) << g;
+          while (pos < end) {
+            const sm90::StreamKSegment s = sm90::stream_k_segment(pos, end, int(g), w, workers, nq);
+            ASSERT_LT(s.q0, s.q1);
+            ASSERT_LE(s.q1, nq);
+            ASSERT_EQ(s.tile * nq + s.q0, pos);
+            for (int q = s.q0; q < s.q1; ++q) {
+              ASSERT_EQ(owner[size_t(s.tile * nq + q)], -1) << "quad covered twice";
+              owner[size_t(s.tile * nq + q)] = int(g);
+            }
+            auto& v = seg_of[size_t(s.tile)];
+            if (v.size() <= size_t(s.seg)) v.resize(size_t(s.seg) + 1, -1);
+            ASSERT_EQ(v[size_t(s.seg)], -1) << "piece index used twice";
+            v[size_t(s.seg)] = int(g);
+            if (nseg[size_t(s.tile)] == 0) nseg[size_t(s.tile)] = s.nseg;
+            ASSERT_EQ(nseg[size_t(s.tile)], s.nseg);
+            pos += s.q1 - s.q0;
+          }
+        }
+        for (int64_t t = 0; t < tiles; ++t) {
+          const auto& v = seg_of[size_t(t)];
+          ASSERT_EQ(int(v.size()), nseg[size_t(t)]);
+          for (size_t i = 0; i < v.size(); ++i) {
+            ASSERT_GE(v[i], 0) << "tile " << t << " piece " << i << " missing";
+            if (i > 0) {
+              ASSERT_EQ(v[i], v[i - 1] + 1) << "pieces in K order, one worker each";
+            }
+          }
+          if (nseg[size_t(t)] > 1) {
+            ASSERT_LE(nseg[size_t(t)], slots) << tiles << " tiles, nq " << nq;
+          }
+        }
+        ASSERT_EQ(std::count(owner.begin(), owner.end(), -1), 0);
+        ++checked;
+      }
+  EXPECT_GT(checked, 150);
+}
+
+// Stream-K is listed where the tiles leave SMs idle (128x7168x16384: 56 tiles on 132 SMs) and
+// not where they fill whole rounds or K has fewer quads than SMs; it is spelt with its workers,
+// accepted with the SM count only, and not picked by the chooser (its model is not fitted).
+TEST(Sm90Config, StreamKIsListedPinnableAndNotChosen) {
+  const Shape gm{128, 7168, 16384, 1};
+  bool listed = false;
+  for (const sm90::Config& c : sm90::configurations(gm, sm90::Path::Fused, 132))
+    listed = listed || sm90::describe(c) == "fused 128x128 stream-k 132";
+  EXPECT_TRUE(listed);
+  for (const sm90::Config& c : sm90::configurations(Shape{128, 128 * 132, 4096, 1}, sm90::Path::Fused, 132))
+    EXPECT_EQ(c.fused.workers, 0) << sm90::describe(c);  // 132 tiles of 128x128: whole rounds
+  for (const sm90::Config& c : sm90::configurations(Shape{128, 256, 256, 1}, sm90::Path::Fused, 132))
+    EXPECT_EQ(c.fused.workers, 0) << sm90::describe(c);  // 2 tiles x 1 quad < 132 workers
+  sm90::Config c;
+  ASSERT_EQ(sm90::parse_config("fused 128x128 stream-k 132", &c), "");
+  EXPECT_EQ(c.path, sm90::Path::Fused);
+  EXPECT_EQ(c.fused.workers, 132);
+  EXPECT_EQ(sm90::configuration_error(gm, sm90::Path::Fused, c, 132), "");
+  EXPECT_NE(sm90::configuration_error(gm, sm90::Path::Fused, c, 114).find("uses 114 workers here"),
+            std::string::npos);
+  EXPECT_NE(sm90::parse_config("fused 128x128 stream-k 0", &c).find("stream-k workers '0'"), std::string::npos);
+  EXPECT_EQ(sm90::choose_config(gm, 132).fused.workers, 0);
+  // Its workspace holds stream_k_slots partials per tile: 56 tiles x 4 slots x 128 x 128 FP32.
+  const sm90::FusedLayout w = sm90::fused_layout(gm, sm90::FusedConfig{128, 1, 132});
+  EXPECT_EQ(w.slots, 4);
+  EXPECT_EQ(w.partial, size_t(56) * 4 * 128 * 128 * 4);
 }
