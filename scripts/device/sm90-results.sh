@@ -28,6 +28,9 @@
 #   splits      128x7168x2048 and 128x7168x16384: every fused configuration and the two-phase
 #               128x256/128x128 ones, pinned with --kernel-config, in graph and cold mode, then
 #               the chooser's own pick (splits.txt; not in the default list)
+#   graph       the three GPU MODE benchmark shapes in graph mode beside dequant-f16 and f16-predeq
+#   streamk     stream-K beside the chooser's pick on the shipped shapes with M <= 512 (not in
+#               the default list)
 #   kernels     ncu's duration of the A prepass and the fused kernel at those two shapes, the
 #               chooser's configuration, first call (kernels.txt; not in the default list)
 # Usage, from the repository root: OUT=out bash scripts/device/sm90-results.sh [STEP ...]
@@ -36,7 +39,7 @@
 # not its own.
 set -uo pipefail
 OUT=${OUT:-out}; R=$OUT/sm90-results; mkdir -p "$R"
-steps=("$@"); ((${#steps[@]})) || steps=(build tests paths sanitize sweep peers default)
+steps=("$@"); ((${#steps[@]})) || steps=(build tests paths sanitize sweep peers graph default)
 PY=$(command -v python3)
 BIN=build-sm90/nvfp4bench
 
@@ -192,6 +195,65 @@ step_peers() {
       > "$R/peers/${m}x${n}x${k}.txt" 2>&1
     echo "${m}x${n}x${k} rc=$?"
   done
+}
+
+# The three GPU MODE benchmark shapes in graph mode (back-to-back launches captured in a CUDA
+# graph, the way inference runs layers), the kernel beside both peers.
+step_graph() {
+  mkdir -p "$R/graph"
+  local s m n k
+  for s in "128 7168 16384" "128 4096 7168" "128 7168 2048"; do
+    read -r m n k <<<"$s"
+    timeout 90 $BIN --m $m --n $n --k $k --mode graph --peers dequant-f16,f16-predeq \
+      --json "$R/graph/${m}x${n}x${k}.json" > "$R/graph/${m}x${n}x${k}.txt" 2>&1
+    echo "graph ${m}x${n}x${k} rc=$? $(grep -m1 -E '^kernel ' "$R/graph/${m}x${n}x${k}.txt")"
+  done
+}
+
+# Stream-K ('fused MTx128 stream-k W', listed, not chosen) beside the chooser's pick on every
+# shipped shape with M <= 512 where it is listed for the pick's M tile, cold, one process each
+# (streamk/streamk.txt; not in the default list).
+step_streamk() {
+  mkdir -p "$R/streamk"
+  "$PY" - > "$R/streamk/shapes.txt" <<'PYEOF'
+import json
+seen = []
+for c in ["configs/gpumode-nvfp4-gemm.json", "configs/llm-layers.json"]:
+    for case in json.load(open(c))["cases"]:
+        if "shape" in case:
+            sh = [(case["shape"]["m"], case["shape"]["n"], case["shape"]["k"], case["shape"].get("l", 1))]
+        else:
+            a = case["axes"]; ms = a["m"] if isinstance(a["m"], list) else [a["m"]]
+            sh = [(m, a["n"], a["k"], 1) for m in ms]
+        seen += [s for s in sh if s[0] <= 512 and s not in seen]
+for s in seen: print(*s)
+PYEOF
+  local m n k l pick sk i=0
+  while read -r m n k l; do
+    i=$((i + 1))
+    $BIN --kernel sm90 --m $m --n $n --k $k --l $l --json "$R/streamk/pick-$i.json" > /dev/null 2>&1
+    pick=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["cases"][0]["kernel"]["configuration"])' "$R/streamk/pick-$i.json" 2>/dev/null)
+    [[ $pick == fused* ]] || continue  # stream-K is the fused path's
+    sk=$($BIN --kernel sm90 --m $m --n $n --k $k --l $l --list-configs 2>/dev/null |
+         grep -o "$(echo "$pick" | sed -n 's/^\(fused [0-9]*x128\) .*/\1/p') stream-k [0-9]*" | head -1)
+    [[ -n $sk ]] && $BIN --kernel sm90 --kernel-config "$sk" --m $m --n $n --k $k --l $l \
+      --json "$R/streamk/sk-$i.json" > /dev/null 2>&1
+  done < "$R/streamk/shapes.txt"
+  "$PY" - "$R/streamk" <<'PYEOF' | tee "$R/streamk/streamk.txt"
+import glob, json, os, sys
+d = sys.argv[1]
+print("| shape | pick | pick us | stream-k | stream-k us | stream-k vs pick |")
+print("|---|---|---|---|---|---|")
+for f in sorted(glob.glob(d + "/pick-*.json"), key=lambda x: int(x.split("-")[-1][:-5])):
+    c = json.load(open(f))["cases"][0]; p = c["problem"]; t = c["kernel_timing"]["stats"]["median_us"]
+    g = f.replace("pick-", "sk-")
+    if os.path.exists(g):
+        s = json.load(open(g))["cases"][0]; u = s["kernel_timing"]["stats"]["median_us"]
+        row = (s["kernel"]["configuration"] + " (" + s["disposition"] + ")", "%.1f" % u, "%.2fx" % (t / u))
+    else:
+        row = ("-", "-", "-")
+    print("| %dx%dx%d | %s (%s) | %.1f | %s | %s | %s |" % (p["m"], p["n"], p["k"], c["kernel"]["configuration"], c["disposition"], t, *row))
+PYEOF
 }
 
 # In one process (--no-isolate): thousands of short cases, each a configuration the kernel lists.

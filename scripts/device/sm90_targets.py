@@ -31,10 +31,19 @@ print("floor: %d of %d below 1.00x dequant-f16:" % (len(below), len(cases)), ", 
 small = [c for c in cases if c[0][0] <= 512]; large = [c for c in cases if c[0][0] >= 1024]
 print("small M (%d cases, M<=512): geomean vs f16-predeq %.2fx, vs dequant-f16 %.2fx" % (len(small), gm([c[5] / c[3] for c in small]), gm([c[4] / c[3] for c in small])))
 print("large M (%d cases, M>=1024): geomean vs dequant-f16 %.2fx, vs f16-predeq %.2fx" % (len(large), gm([c[4] / c[3] for c in large]), gm([c[5] / c[3] for c in large])))
+m16 = [c for c in cases if c[0][0] == 16]
+if m16: print("M = 16 (%d cases): geomean vs f16-predeq %.2fx" % (len(m16), gm([c[5] / c[3] for c in m16])))
 print("all: geomean vs dequant-f16 %.2fx, vs f16-predeq %.2fx" % (gm([c[4] / c[3] for c in cases]), gm([c[5] / c[3] for c in cases])))
 for s in [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]:
     for c in cases:
         if c[0][:3] == s: print("bench %s: sm90 %.1f us, vs f16-predeq %.2fx" % ("x".join(map(str, s)), c[3], c[5] / c[3]))
+for f in sorted(glob.glob(d + "/graph/*.json")):
+    c = json.load(open(f))["cases"][0]; p = c["problem"]
+    peers = {t["name"]: t["stats"]["median_us"] for t in c.get("peers", []) if t.get("ran")}
+    k = c["kernel_timing"]["stats"]["median_us"]
+    print("graph %dx%dx%d: sm90 %.2f us (%s, %s), f16-predeq %.2f us, dequant-f16 %.2f us: %.2fx f16-predeq, %.2fx dequant-f16"
+          % (p["m"], p["n"], p["k"], k, c["kernel"].get("configuration", ""), c["disposition"], peers["f16-predeq"],
+             peers["dequant-f16"], peers["f16-predeq"] / k, peers["dequant-f16"] / k))
 print()
 print("| large shape | sm90 us | sm90-f16-predeq (mainloop) us | f16-predeq us | mainloop vs cuBLAS | sm90 vs dequant-f16 |")
 print("|---|---|---|---|---|---|")
