@@ -241,6 +241,15 @@ void run_on_device(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOu
     TimingResult t = run_peer(name, s, dev, ctx, spec.measure, r.bytes, r.notes);
     if (t.ran && r.kernel_timing->measurement.stats.median > 0)
       t.kernel_speedup = t.measurement.stats.median / r.kernel_timing->measurement.stats.median;
+    if (t.ran) {
+      const ClockRecord &pc = t.measurement.clock, &kc = r.kernel_timing->measurement.clock;
+      t.clock_ratio = clock_ratio(pc, kc);
+      if (clocks_differ(t.clock_ratio))
+        r.notes.push_back(fmt::format(
+            "peer {} ran at a median SM clock of {:.0f} MHz, the kernel at {:.0f} MHz ({:.2f}x): its "
+            "kernel_speedup compares the clocks as well as the code",
+            t.name, pc.median_mhz, kc.median_mhz, t.clock_ratio));
+    }
     r.peers.push_back(std::move(t));
   }
 }

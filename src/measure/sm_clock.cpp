@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "src/device/device_info.hpp"
 #include "src/measure/stats.hpp"
@@ -18,6 +19,13 @@ void summarize_clocks(ClockRecord& r, const std::vector<double>& kept_mhz) {
   r.median_mhz = s.median;
   r.max_mhz = s.max;
 }
+
+double clock_ratio(const ClockRecord& a, const ClockRecord& b) {
+  if (a.read == 0 || b.read == 0 || a.median_mhz <= 0 || b.median_mhz <= 0) return 0;
+  return a.median_mhz / b.median_mhz;
+}
+
+bool clocks_differ(double ratio) { return ratio > 0 && std::abs(ratio - 1.0) > kClockMismatch; }
 
 // The few NVML entry points used, declared from the documented C API (no nvml.h needed):
 // every function returns nvmlReturn_t (0 = NVML_SUCCESS); nvmlDevice_t is an opaque pointer.

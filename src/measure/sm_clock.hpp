@@ -38,6 +38,15 @@ struct ClockRecord {
 // Fills min/median/max from the kept samples' readings.
 void summarize_clocks(ClockRecord& r, const std::vector<double>& kept_mhz);
 
+// Two timings compared are two clocks compared: under sustained load the GPU lowers its SM clock,
+// so a peer timed after the kernel can run slower clocks than the kernel did (an H200 at
+// 4096x57344x8192: the kernel's samples at a median 1965 MHz, the peers' at 1560-1620). The ratio
+// of a's median clock to b's; 0 when either was not read.
+double clock_ratio(const ClockRecord& a, const ClockRecord& b);
+// Median clocks further apart than this (3 %) are named beside the comparison (docs/cli.md).
+constexpr double kClockMismatch = 0.03;
+bool clocks_differ(double ratio);
+
 class SmClockReader {
  public:
   virtual ~SmClockReader() = default;

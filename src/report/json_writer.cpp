@@ -112,7 +112,10 @@ static json timing_json(const TimingResult& t, bool keep_samples) {
   j["clock"] = clock_json(m.clock);
   j["tflops"] = t.tflops;
   j["gbps"] = t.gbps;
-  if (t.role == "peer") j["kernel_speedup"] = t.kernel_speedup;
+  if (t.role == "peer") {
+    j["kernel_speedup"] = t.kernel_speedup;
+    j["clock_ratio"] = t.clock_ratio;
+  }
   j["sol_us"] = optional_json(t.sol_us);
   j["sol_fraction"] = optional_json(t.sol_fraction);
   j["sol_basis"] = t.sol_basis;

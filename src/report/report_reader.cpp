@@ -102,6 +102,7 @@ TimingResult read_timing(const json& t, const std::string& w) {
   r.tflops = num(t, "tflops", w);
   r.gbps = num(t, "gbps", w);
   r.kernel_speedup = num(t, "kernel_speedup", w);
+  r.clock_ratio = num(t, "clock_ratio", w);
   if (const json* v = opt(t, "sol_us", vt::number_float, w)) r.sol_us = v->get<double>();
   if (const json* v = opt(t, "sol_fraction", vt::number_float, w)) r.sol_fraction = v->get<double>();
   r.sol_basis = text(t, "sol_basis", w);

@@ -34,6 +34,7 @@ struct TimingResult {
   double tflops = 0;  // 2*M*N*K*L / median
   double gbps = 0;    // minimum traffic (padded scales included) / median
   double kernel_speedup = 0;  // peers: peer median / kernel median (> 1: the kernel is faster)
+  double clock_ratio = 0;     // peers: peer's median SM clock / the kernel's (0: not both read)
   // Fraction of the speed of light: sol_us / median, filled by set_speed_of_light when the
   // device's speed of light is known (src/measure/sol.hpp); absent otherwise.
   std::optional<double> sol_us, sol_fraction;

@@ -42,8 +42,11 @@ std::string summary(const CaseResult& r, const DeviceInfo& dev) {
     out += fmt::sprintf("reference %s\n", r.reference.c_str());
   for (const auto& p : r.peers) {
     if (p.ran)
-      out += fmt::sprintf("peer      %-14s %s, kernel %.2fx faster%s\n", p.name.c_str(),
-                          time_line(p).c_str(), p.kernel_speedup, p.same_numerics ? "" : " [different numerics]");
+      out += fmt::sprintf("peer      %-14s %s, kernel %.2fx faster%s%s\n", p.name.c_str(),
+                          time_line(p).c_str(), p.kernel_speedup, p.same_numerics ? "" : " [different numerics]",
+                          clocks_differ(p.clock_ratio)
+                              ? fmt::sprintf(" [at %.2fx the kernel's SM clock]", p.clock_ratio).c_str()
+                              : "");
     else
       out += fmt::sprintf("peer      %-14s not run: %s\n", p.name.c_str(), p.reason.c_str());
   }

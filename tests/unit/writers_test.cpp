@@ -124,6 +124,40 @@ TEST(Writers, TextIsTheTerminalSummary) {
   EXPECT_EQ(h.find("device    "), std::string::npos) << h;
 }
 
+// A peer timed at another SM clock than the kernel (the GPU lowers its clock under sustained
+// load) says so beside its speedup, in text and in JSON (clock_ratio); within 3 % it does not.
+TEST(Writers, PeerAtAnotherClockSaysSo) {
+  ClockRecord kernel, peer;
+  kernel.read = peer.read = 10;
+  kernel.median_mhz = 1965;
+  peer.median_mhz = 1620;
+  EXPECT_NEAR(clock_ratio(peer, kernel), 1620.0 / 1965.0, 1e-12);
+  EXPECT_TRUE(clocks_differ(clock_ratio(peer, kernel)));
+  peer.median_mhz = 1920;  // 2.3 % apart
+  EXPECT_FALSE(clocks_differ(clock_ratio(peer, kernel)));
+  peer.read = 0;  // not read: no ratio, nothing said
+  EXPECT_EQ(clock_ratio(peer, kernel), 0.0);
+  EXPECT_FALSE(clocks_differ(0.0));
+
+  Fixture f;
+  auto peer_timing = [&](const char* name, double ratio) {
+    TimingResult t = make_timing(name, "peer", fake_measurement({150, 151, 152}, "cold"), f.cases[0].problem.shape,
+                                 f.cases[0].bytes);
+    t.kernel_speedup = 1.5;
+    t.clock_ratio = ratio;
+    return t;
+  };
+  f.cases[0].peers = {peer_timing("dequant-f16", 0.82), peer_timing("f16-predeq", 0.99)};
+  const std::string t = f.render("text");
+  EXPECT_NE(t.find("kernel 1.50x faster [at 0.82x the kernel's SM clock]\n"), std::string::npos) << t;
+  const size_t predeq = t.find("peer      f16-predeq");
+  ASSERT_NE(predeq, std::string::npos) << t;
+  EXPECT_EQ(t.substr(predeq, t.find('\n', predeq) - predeq).find("SM clock"), std::string::npos) << t;
+  const json j = json::parse(f.render("json"));
+  EXPECT_DOUBLE_EQ(j["cases"][0]["peers"][0]["clock_ratio"].get<double>(), 0.82);
+  EXPECT_DOUBLE_EQ(j["cases"][0]["peers"][1]["clock_ratio"].get<double>(), 0.99);
+}
+
 TEST(Writers, NativeJsonRoundTrips) {
   const Fixture f;
   const json j = json::parse(f.render("json", true));
