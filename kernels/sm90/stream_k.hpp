@@ -4,7 +4,7 @@
 //
 // Split-K gives every tile the same number of K splits, so the units come in rounds of the SM
 // count: 56 tiles at split 2 are 112 units on 132 SMs, a fifth of the GPU idle for the whole
-// call (docs/kernels.md, "Fixed costs, measured"). Stream-K lays the tiles' K end to end - in
+// call (docs/kernels.md, the fused path's fixed costs). Stream-K lays the tiles' K end to end - in
 // quads of kFusedBStageKb K blocks, so every range starts on a B-ring stage - and gives worker g
 // of G the quads [g*W/G, (g+1)*W/G): each worker (one CTA) does the same amount of K, crossing
 // tile boundaries. A tile's pieces (its segments, one per worker that touches it) are reduced by

@@ -14,7 +14,8 @@
 #   sanitize    scripts/device/sanitize.sh (memcheck, racecheck, synccheck, planted bugs)
 #   tool        ctest reports/plugin_gpu/cli, the oversized-problem refusal, scripts/device/sweep.sh
 #   sm90        scripts/device/sm90-results.sh (tests, both paths on every shipped shape, the sweeps
-#               with peers, the large shapes with every peer, sanitizers of both paths),
+#               with peers, the large shapes with every peer, the benchmark shapes in graph mode,
+#               stream-K beside the pick, sanitizers of both paths),
 #               then memcheck/racecheck of the registered kernel from build/
 #   verdict     scripts/device/sm90-results.sh build loop default tests sanitize sanitize-configs
 #               configs and scripts/device/verdict.sh old modes cheats on its build (the
@@ -102,7 +103,7 @@ step_sm90() {
   local d="$OUT/sm90"; mkdir -p "$d"
   # The current evidence (bench/results/h200/README.md names its folder; sm90-results.sh's steps
   # fit and limits remake the rest): its own script, its own sm90-only build.
-  OUT="$d" bash scripts/device/sm90-results.sh
+  OUT="$d" bash scripts/device/sm90-results.sh build tests paths sanitize sweep peers graph default streamk
   # The registered kernel from build/ under the sanitizers (the cost models' held-out check is
   # sm90-results.sh's step heldout).
   local tool s m n k l f

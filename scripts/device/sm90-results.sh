@@ -60,7 +60,7 @@ step_build() {
   echo "two-phase objects: HGMMA $(grep -c HGMMA "$sass"), LDL $(grep -c LDL "$sass"), STL $(grep -c STL "$sass"), UTMALDG $(grep -c UTMALDG "$sass"), UTMASTG $(grep -c UTMASTG "$sass")" | tee "$R/sass_counts.txt"
   obj=$(find build-sm90 -name 'fused.cu.o' -path '*nvfp4_sm90*' | head -1)
   cuobjdump --dump-sass "$obj" > "$sass"
-  echo "fused objects: HGMMA $(grep -c HGMMA "$sass"), LDL $(grep -c LDL "$sass"), STL $(grep -c STL "$sass"), UBLKCP $(grep -c UBLKCP "$sass"), UTMASTG $(grep -c UTMASTG "$sass")" | tee -a "$R/sass_counts.txt"
+  echo "fused objects: HGMMA $(grep -c HGMMA "$sass"), LDL $(grep -c LDL "$sass"), STL $(grep -c STL "$sass"), UBLKCP $(grep -c UBLKCP "$sass"), UTMALDG $(grep -c UTMALDG "$sass"), UTMASTG $(grep -c UTMASTG "$sass")" | tee -a "$R/sass_counts.txt"
 }
 
 step_tests() {

@@ -17,12 +17,14 @@ for f in sorted(glob.glob(d + "/sweep/*.json")):
         p = c["problem"]
         k = c["kernel_timing"]["stats"]["median_us"]
         peers = {t["name"]: t["stats"]["median_us"] for t in c.get("peers", []) if t.get("ran")}
+        mhz = {t["name"]: t.get("clock", {}).get("median_mhz", 0) for t in c.get("peers", []) if t.get("ran")}
+        mhz["kernel"] = c["kernel_timing"].get("clock", {}).get("median_mhz", 0)
         cases.append(((p["m"], p["n"], p["k"], p["l"]), c["kernel"].get("configuration", ""), c["disposition"], k,
-                      peers.get("dequant-f16"), peers.get("f16-predeq")))
+                      peers.get("dequant-f16"), peers.get("f16-predeq"), mhz))
 def gm(xs): return math.exp(sum(map(math.log, xs)) / len(xs))
 print("| shape | sm90 ran | sm90 us | dequant-f16 us | f16-predeq us | vs dequant-f16 | vs f16-predeq |")
 print("|---|---|---|---|---|---|---|")
-for s, cfg, disp, k, dq, pd in sorted(cases):
+for s, cfg, disp, k, dq, pd, _ in sorted(cases):
     print("| %s | %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |" % ("x".join(map(str, s[:3])), cfg or "-", k, dq, pd, dq / k, pd / k))
 print()
 print("cases", len(cases), "passed", sum(c[2] == "passed" for c in cases))
@@ -34,6 +36,17 @@ print("large M (%d cases, M>=1024): geomean vs dequant-f16 %.2fx, vs f16-predeq 
 m16 = [c for c in cases if c[0][0] == 16]
 if m16: print("M = 16 (%d cases): geomean vs f16-predeq %.2fx" % (len(m16), gm([c[5] / c[3] for c in m16])))
 print("all: geomean vs dequant-f16 %.2fx, vs f16-predeq %.2fx" % (gm([c[4] / c[3] for c in cases]), gm([c[5] / c[3] for c in cases])))
+# The same in cycles (time x median SM clock): the GPU lowers its clock under sustained load, and
+# the kernel and its peers are timed one after the other (docs/cli.md, clock_ratio).
+clocked = [c for c in cases if c[6]["kernel"] > 0 and c[6].get("dequant-f16", 0) > 0 and c[6].get("f16-predeq", 0) > 0]
+apart = [c for c in clocked if max(abs(c[6][n] / c[6]["kernel"] - 1) for n in ("dequant-f16", "f16-predeq")) > 0.03]
+cyc = lambda c, n, i: (c[i] * c[6][n]) / (c[3] * c[6]["kernel"])
+print("clocks: %d of %d cases with the kernel's median SM clock more than 3 %% from a peer's" % (len(apart), len(cases)))
+print("in cycles: floor %d of %d below 1.00x dequant-f16; small M vs f16-predeq %.2fx; M = 16 %.2fx; large M vs dequant-f16 %.2fx" % (
+    sum(cyc(c, "dequant-f16", 4) < 1.0 for c in clocked), len(clocked),
+    gm([cyc(c, "f16-predeq", 5) for c in clocked if c[0][0] <= 512]),
+    gm([cyc(c, "f16-predeq", 5) for c in clocked if c[0][0] == 16]),
+    gm([cyc(c, "dequant-f16", 4) for c in clocked if c[0][0] >= 1024])))
 for s in [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]:
     for c in cases:
         if c[0][:3] == s: print("bench %s: sm90 %.1f us, vs f16-predeq %.2fx" % ("x".join(map(str, s)), c[3], c[5] / c[3]))
