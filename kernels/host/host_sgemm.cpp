@@ -181,11 +181,9 @@ void gemm(const Shape& s, const Operands& ops, Isa isa) {
   const int64_t row_tasks = (s.m + kRowsPerTask - 1) / kRowsPerTask;
   const int64_t col_tasks = (s.n + kColsPerTask - 1) / kColsPerTask;
   for (int64_t batch = 0; batch < s.l; ++batch) {
-    const uint8_t* qa = ops.a + batch * s.m * (s.k / 2);
-    const uint8_t* qb = ops.b + batch * s.n * (s.k / 2);
-    const uint8_t* sfa = ops.sfa + batch * s.m * kbs;
-    const uint8_t* sfb = ops.sfb + batch * s.n * kbs;
-    uint16_t* c = ops.c + batch * s.m * s.n;
+    const Operands x = batch_slice(ops, s, batch);
+    const uint8_t *qa = x.a, *qb = x.b, *sfa = x.sfa, *sfb = x.sfb;
+    uint16_t* c = x.c;
     parallel_for(s.m, [&](int64_t i) {
       decode(qa + i * (s.k / 2), sfa + i * kbs, 0, s.k, a.data() + i * s.k);
     });

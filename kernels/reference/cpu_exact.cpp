@@ -90,11 +90,9 @@ void exact_gemm(const Shape& s, const Operands& h) {
   const int64_t kbs = s.k / kBlockSize;
   std::vector<float> a2(static_cast<size_t>(s.m * s.k));
   for (int64_t batch = 0; batch < s.l; ++batch) {
-    const uint8_t* a = h.a + batch * s.m * (s.k / 2);
-    const uint8_t* b = h.b + batch * s.n * (s.k / 2);
-    const uint8_t* sfa = h.sfa + batch * s.m * kbs;
-    const uint8_t* sfb = h.sfb + batch * s.n * kbs;
-    uint16_t* c = h.c + batch * s.m * s.n;
+    const Operands x = batch_slice(h, s, batch);
+    const uint8_t *a = x.a, *b = x.b, *sfa = x.sfa, *sfb = x.sfb;
+    uint16_t* c = x.c;
     parallel_for(s.m, [&](int64_t i) {
       for (int64_t kk = 0; kk < s.k; ++kk)
         a2[i * s.k + kk] = float(e2m1_twice(fp4_at(a + i * (s.k / 2), kk)));

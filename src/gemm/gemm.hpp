@@ -35,6 +35,18 @@ struct Operands {
   uint16_t* c = nullptr;
 };
 
+// Batch `batch` of the linear operands above (a, b, sfa, sfb, c offset by whole batches; the
+// blocked scales, whose batch pitch depends on padding, are left out).
+inline Operands batch_slice(const Operands& o, const Shape& s, int64_t batch) {
+  Operands x;
+  x.a = o.a + batch * s.m * (s.k / 2);
+  x.b = o.b + batch * s.n * (s.k / 2);
+  x.sfa = o.sfa + batch * s.m * (s.k / 16);
+  x.sfb = o.sfb + batch * s.n * (s.k / 16);
+  x.c = o.c + batch * s.m * s.n;
+  return x;
+}
+
 struct DeviceInfo;  // src/device/device_info.hpp
 
 struct Availability {

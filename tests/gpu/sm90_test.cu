@@ -300,7 +300,8 @@ TEST(Sm90Gemm, FusedStreamK) {
     for (int mt : {16, 64, 128, 256}) {
       const sm90::Config c = stream_k(mt, k.workers);
       const sm90::FusedLayout w = sm90::fused_layout(k.s, c.fused);
-      if (int64_t(w.tiles) * ((k.s.k / 64 + 3) / 4) < k.workers) continue;  // fewer quads than workers
+      const int64_t quads = (k.s.k / sm90::kGranuleK + sm90::kFusedBStageKb - 1) / sm90::kFusedBStageKb;
+      if (int64_t(w.tiles) * quads < k.workers) continue;  // fewer K quads than workers
       for (Dist d : {Dist::GpuMode, Dist::Normal}) {
         const Check r = run_and_check(k.s, d, ++seed, c, 3000);
         EXPECT_EQ(r.bad, 0) << label(k.s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
