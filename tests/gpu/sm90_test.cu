@@ -6,6 +6,7 @@
 
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -103,6 +104,9 @@ struct Check {
 // fresh data, poisoned output, on the current device. Full comparison against exact_gemm when
 // the problem is small enough, else `samples` random elements plus the four corners of every
 // batch.
+// Compares C (on the device) with the exact result of dt's inputs.
+Check compare_with_exact(const Shape& s, const DeviceTensors& dt, uint64_t seed, int64_t samples);
+
 Check run_and_check(const Shape& s, Dist dist, uint64_t seed, std::optional<sm90::Config> cfg,
                     int64_t samples = 4096, Gemm* gemm = nullptr) {
   Stream stream;
@@ -127,6 +131,10 @@ Check run_and_check(const Shape& s, Dist dist, uint64_t seed, std::optional<sm90
     g->run(s, ops, ws.get(), stream.get());
     stream.sync();
   }
+  return compare_with_exact(s, dt, seed, samples);
+}
+
+Check compare_with_exact(const Shape& s, const DeviceTensors& dt, uint64_t seed, int64_t samples) {
   std::vector<uint16_t> got(size_t(s.l * s.m * s.n));
   NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), dt.c.get(), got.size() * 2, cudaMemcpyDeviceToHost));
   HostTensors h;
@@ -379,6 +387,74 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
           cudaMemcpy(out->data(), dt.c.get(), out->size() * 2, cudaMemcpyDeviceToHost));
     }
     EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 2), 0) << sm90::describe(c);
+  }
+}
+
+// Each call zeroes its split-K counters itself (the fused prepass, the two-phase launch's
+// memset; schedule.cuh): whatever the workspace holds - all ones, all zeros, random bytes, what
+// another configuration left there - every split and stream-K configuration of both paths
+// verifies, each call on a workspace filled afresh.
+TEST(Sm90Gemm, SplitKVerifiesWhateverTheWorkspaceHeld) {
+  NVFP4_REQUIRE_SM90();
+  const Shape s{200, 1000, 2048, 2};
+  const sm90::Config configs[] = {fused(16, 3),  fused(64, 8),          fused(128, 2),
+                                  fused(256, 4), stream_k(128, 20),     stream_k(32, 64),
+                                  two_phase(128, 128, 4), two_phase(256, 128, 2)};
+  size_t bytes = 0;
+  for (const sm90::Config& c : configs) bytes = std::max(bytes, sm90::workspace_bytes(s, c));
+  DeviceBuffer ws(bytes);
+  std::vector<uint8_t> noise(bytes);
+  uint64_t x = 77;
+  for (auto& b : noise) b = static_cast<uint8_t>((x = mix64(x)) >> 56);
+  Stream stream;
+  DeviceTensors dt;
+  dt.allocate(s);
+  uint64_t seed = 1200;
+  for (int fill = 0; fill < 4; ++fill)
+    for (const sm90::Config& c : configs) {
+      generate_device(Problem{s, Dist::Normal, ++seed}, dt, stream.get());
+      if (fill == 0) NVFP4_CUDA_CHECK(cudaMemsetAsync(ws.get(), 0xFF, bytes, stream.get()));
+      if (fill == 1) NVFP4_CUDA_CHECK(cudaMemsetAsync(ws.get(), 0x00, bytes, stream.get()));
+      if (fill == 2)
+        NVFP4_CUDA_CHECK(cudaMemcpyAsync(ws.get(), noise.data(), bytes, cudaMemcpyHostToDevice, stream.get()));
+      // fill 3: what the previous configuration left
+      poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+      sm90::launch(s, dt.view(), c, ws.get(), stream.get(), device_state());
+      stream.sync();
+      const Check r = compare_with_exact(s, dt, seed, 3000);
+      EXPECT_EQ(r.bad, 0) << "fill " << fill << " " << sm90::describe(c) << ": " << r.bad << "/"
+                          << r.checked << " bad, first " << r.first;
+    }
+}
+
+// A call captured in a CUDA graph replays its counter zeroing with it: three replays, the
+// output poisoned before each, every one verified.
+TEST(Sm90Gemm, SplitKInGraphReplays) {
+  NVFP4_REQUIRE_SM90();
+  const Shape s{128, 1536, 4096, 1};
+  for (const sm90::Config& c : {fused(128, 4), stream_k(64, 40), fused(256, 3), two_phase(128, 144, 3)}) {
+    Stream stream;
+    DeviceTensors dt;
+    dt.allocate(s);
+    generate_device(Problem{s, Dist::GpuMode, 31}, dt, stream.get());
+    DeviceBuffer ws(sm90::workspace_bytes(s, c));
+    stream.sync();
+    cudaGraph_t graph = nullptr;
+    NVFP4_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    sm90::launch(s, dt.view(), c, ws.get(), stream.get(), device_state());
+    NVFP4_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+    cudaGraphExec_t exec = nullptr;
+    NVFP4_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+      NVFP4_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+      stream.sync();
+      const Check r = compare_with_exact(s, dt, 31, 3000);
+      EXPECT_EQ(r.bad, 0) << "replay " << replay << " " << sm90::describe(c) << ": " << r.bad << "/"
+                          << r.checked << " bad, first " << r.first;
+    }
+    NVFP4_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    NVFP4_CUDA_CHECK(cudaGraphDestroy(graph));
   }
 }
 
