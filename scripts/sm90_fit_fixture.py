@@ -13,14 +13,20 @@ Where the numbers came from:
     lower median, as the test that read these files did.
   * the table of fused timings at M <= 512 (sm90_bench --v5, 15 samples each, GPU MODE data)
     that tests/unit/sm90_host_test.cpp held inline at git revision REV (default 9b75efa).
+  * bench/results/h200/2026-12-01-sm90-third-step/streamk/: the tool's reports of the split-K
+    pick (pick-*.json) and of stream-K over 132 workers with the same M tile (sk-*.json), timed
+    one after the other on each shipped shape with M <= 512 (step `streamk` of
+    scripts/device/sm90-results.sh, the two-ring kernel of commit 3f0364f): streamk.json, the
+    pairs stream-K's cost model is checked against.
 
-Writes fit.json (the sweeps), small-m.json (the inline table) and heldout.json. Each holds the
+Writes fit.json (the sweeps), small-m.json (the inline table), heldout.json and streamk.json. Each holds the
 report keys the test reads: cases[].problem.{m,n,k,l}, cases[].kernel.{name,configuration} and
 cases[].kernel_timing.stats.median_us.
 
 Usage: scripts/sm90_fit_fixture.py [--rev REV] [--out tests/fixtures/sm90-fit]
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -29,6 +35,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIT = "bench/results/h200/2026-12-01-sm90-nstep/fit"
+STREAMK = "bench/results/h200/2026-12-01-sm90-third-step/streamk"
 
 SHAPE = re.compile(r"^shape (\d+)x(\d+)x(\d+) ")
 TWO = re.compile(r"(two-phase \d+x\d+ split \d+ group \d+)\s+([\d.]+) us")
@@ -64,6 +71,18 @@ def read_inline_table(rev, timings):
             t[f"fused {mt}x128 split {split}"] = float(us)
 
 
+def read_reports(pattern, timings):
+    """Adds every passed case of the tool's JSON reports matching pattern."""
+    for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
+        for c in json.load(open(path))["cases"]:
+            if c.get("disposition") != "passed":
+                continue
+            p = c["problem"]
+            t = timings.setdefault((p["m"], p["n"], p["k"]), {})
+            cfg = c["kernel"]["configuration"]
+            t[cfg] = min(c["kernel_timing"]["stats"]["median_us"], t.get(cfg, float("inf")))
+
+
 def report(timings, argv):
     cases = []
     for (m, n, k), configs in sorted(timings.items()):
@@ -94,6 +113,12 @@ def main():
     read_bench(f"{FIT}/heldout-2phase.txt", "two", held)
     read_bench(f"{FIT}/heldout-fused.txt", "fused", held)
     outputs["heldout.json"] = report(held, ["sm90_bench --sweep-2phase / --sweep", f"{FIT}/heldout-*.txt"])
+    sk = {}
+    read_reports(f"{STREAMK}/pick-*.json", sk)
+    read_reports(f"{STREAMK}/sk-*.json", sk)
+    sk = {shape: t for shape, t in sk.items() if len(t) == 2}  # shapes with both timed
+    outputs["streamk.json"] = report(sk, ["nvfp4bench --kernel sm90 [--kernel-config 'fused MTx128 stream-k 132']",
+                                          f"{STREAMK}/pick-*.json, sk-*.json"])
     for name, doc in outputs.items():
         with open(os.path.join(a.out, name), "w") as f:  # one case per line: diffs stay readable
             head = {k: v for k, v in doc.items() if k != "cases"}

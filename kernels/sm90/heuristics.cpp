@@ -4,6 +4,8 @@
 // each shape's fastest.
 #include "kernels/sm90/heuristics.hpp"
 
+#include "kernels/sm90/stream_k.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,24 +36,65 @@ std::string join(const std::vector<int>& v) {
 // with split-K 1.57 us + 2.78 us per 128 rows of M tile more (its FP32 partial written), and the
 // last split of a tile reads all partials (0.35 us per split per 128 rows, per round of tiles);
 // the A prepass costs 1.32 us per million elements of A, and 5.25 us per call.
-double estimate_fused_us(const Shape& s, const FusedConfig& c, int sms) {
-  double block_us = 0.0;
-  switch (c.m_tile) {
-    case 16: block_us = 0.3903; break;
-    case 32: block_us = 0.3973; break;
-    case 64: block_us = 0.4043; break;
-    case 128: block_us = 0.4931; break;
-    default: block_us = 0.6584; break;
+//
+// Stream-K has no rounds: every worker runs at once, and the call lasts as long as the busiest
+// worker - its K blocks at the same rate per block, and per piece (a tile's share it computes)
+// the fill, epilogue and partial write of a split-K unit - plus the last arrivers' reads of
+// their tiles' pieces. These are the split-K terms, not fitted again: against 32 pairs of
+// (split-K pick, stream-K) timed side by side on one H200 (tests/fixtures/sm90-fit/streamk.json)
+// the lower estimate is the faster of the pair on 31 and 1.6 % slower on the last.
+namespace {
+
+double fused_block_us(int m_tile) {
+  switch (m_tile) {
+    case 16: return 0.3903;
+    case 32: return 0.3973;
+    case 64: return 0.4043;
+    case 128: return 0.4931;
+    default: return 0.6584;
   }
+}
+
+double prepass_us(const Shape& s) { return 1.3209 * double(s.l) * double(s.m) * double(s.k) * 1e-6 + 5.2477; }
+
+double stream_k_us(const Shape& s, const FusedConfig& c) {
+  const FusedLayout w = fused_layout(s, c);
+  const int nk = static_cast<int>(s.k / kGranuleK);
+  const int nq = static_cast<int>(ceil_div(nk, kFusedBStageKb));
+  const int64_t quads = int64_t(w.tiles) * nq;
+  int64_t most_blocks = 0;
+  int most_pieces = 0;
+  for (int g = 0; g < c.workers; ++g) {
+    const int64_t end = stream_k_start(g + 1, quads, c.workers);
+    int64_t blocks = 0;
+    int pieces = 0;
+    for (int64_t pos = stream_k_start(g, quads, c.workers); pos < end;) {
+      const StreamKSegment seg = stream_k_segment(pos, end, g, quads, c.workers, nq);
+      blocks += std::min(nk, seg.q1 * kFusedBStageKb) - seg.q0 * kFusedBStageKb;
+      ++pieces;
+      pos += seg.q1 - seg.q0;
+    }
+    most_blocks = std::max(most_blocks, blocks);
+    most_pieces = std::max(most_pieces, pieces);
+  }
+  const double rows = c.m_tile / 128.0;
+  return double(most_blocks) * fused_block_us(c.m_tile) + most_pieces * (1.5241 + 1.5683 + 2.7772 * rows) +
+         0.3455 * double(ceil_div(w.tiles, c.workers)) * w.slots * rows + prepass_us(s);
+}
+
+}  // namespace
+
+double estimate_fused_us(const Shape& s, const FusedConfig& c, int sms) {
+  if (c.workers > 0) return stream_k_us(s, c);
+  const double block_us = fused_block_us(c.m_tile);
   const int64_t nk = s.k / kGranuleK;
   const int64_t tiles = fused_layout(s, c).tiles;
-  const double prepass = 1.3209 * double(s.l) * double(s.m) * double(s.k) * 1e-6 + 5.2477;
   const int64_t rounds = ceil_div(tiles * c.split, std::max(1, sms));
   const bool sk = c.split > 1;
   double t = double(rounds) * (double(ceil_div(nk, c.split)) * block_us + 1.5241 +
                                (sk ? 1.5683 + 2.7772 * c.m_tile / 128.0 : 0.0));
   if (sk) t += 0.3455 * double(ceil_div(tiles, std::max(1, sms))) * c.split * c.m_tile / 128.0;
-  return t + prepass;
+  return t + prepass_us(s);
 }
 
 // The fp16 mainloop, 132 SMs: persistent waves = ceil(units / SMs), each of (k-blocks per unit)
@@ -84,9 +127,9 @@ double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sms) {
 // it, and 256 above M = 128; splits 1-6, 8, 12 and 16 that divide K/64 into that many non-empty
 // even shares, while the partials stay under 1 GiB; and for each tile stream-K over the SM
 // count where the tiles fill fewer than all SMs in their last round and every worker gets a
-// K quad. Preference on near-ties: the larger tile, the smaller split. The chooser weighs the
-// split-K ones only: the model has not been fitted to stream-K timings yet (docs/kernels.md);
-// stream-K is listed, and runs when pinned (--kernel-config).
+// K quad. Preference on near-ties: the larger tile, the smaller split. The chooser weighs
+// stream-K only where M <= kStreamKChosenMaxM (its estimate's checked range); elsewhere it is
+// listed, and runs when pinned (--kernel-config).
 std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
   std::vector<FusedConfig> out;
   const int64_t nk = s.k / kGranuleK;
@@ -129,11 +172,26 @@ std::vector<TwoPhaseConfig> two_phase_candidates(const Shape& sh) {
   return out;
 }
 
-FusedConfig choose_fused(const Shape& s, int sms) {
+FusedConfig choose_fused_split_k(const Shape& s, int sms) {
   FusedConfig best;
   double best_t = std::numeric_limits<double>::infinity();
   for (const FusedConfig& c : fused_candidates(s, sms)) {
-    if (c.workers > 0) continue;  // not modelled (fused_candidates)
+    if (c.workers > 0) continue;
+    const double t = estimate_fused_us(s, c, sms);
+    if (t < best_t * 0.999) {
+      best_t = t;
+      best = c;
+    }
+  }
+  return best;
+}
+
+FusedConfig choose_fused(const Shape& s, int sms) {
+  FusedConfig best = choose_fused_split_k(s, sms);
+  if (s.m > kStreamKChosenMaxM) return best;
+  double best_t = estimate_fused_us(s, best, sms);
+  for (const FusedConfig& c : fused_candidates(s, sms)) {
+    if (c.workers == 0) continue;
     const double t = estimate_fused_us(s, c, sms);
     if (t < best_t * 0.999) {
       best_t = t;

@@ -12,6 +12,7 @@
 
 namespace nvfp4::sm90 {
 
+// The fused path, split-K or (c.workers > 0) stream-K.
 double estimate_fused_us(const Shape& s, const FusedConfig& c, int sm_count);
 // The fp16 mainloop alone, and the two-phase path (the decode pass plus the mainloop).
 double estimate_mainloop_us(const Shape& s, const TwoPhaseConfig& c, int sm_count);
@@ -19,11 +20,17 @@ double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sm_cou
 
 // What each chooser may take for the shape, in its order of preference on near-ties (the fused
 // path's stream-K configurations, sm_count workers, are listed and may be pinned; its chooser
-// does not weigh them yet).
+// weighs them only where M <= kStreamKChosenMaxM).
 std::vector<FusedConfig> fused_candidates(const Shape& s, int sm_count);
 std::vector<TwoPhaseConfig> two_phase_candidates(const Shape& s);
 
-// Each path's cheapest candidate by its model, normalised.
+// Stream-K's estimate was checked against timings at M <= 512 only (heuristics.cpp).
+constexpr int64_t kStreamKChosenMaxM = 512;
+
+// Each path's cheapest candidate by its model, normalised. choose_fused_split_k weighs the fused
+// path's split-K candidates alone; choose_fused takes stream-K instead where its estimate is
+// lower (M <= kStreamKChosenMaxM).
+FusedConfig choose_fused_split_k(const Shape& s, int sm_count);
 FusedConfig choose_fused(const Shape& s, int sm_count);
 TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count);
 // The registered kernel's choice: the forced path's pick, or (Auto) the path whose model

@@ -66,8 +66,9 @@ std::string name_of(const Shape& s) {
 }  // namespace
 
 // tests/fixtures/sm90-choices.txt holds, for 1147 shapes (the shipped configs', the fit data's,
-// the GPU tests' and a grid of M, N, K) at 132 SMs and a sample at 114, what the chooser picked
-// before the reorganisation, per path. The heuristics must pick the same.
+// the GPU tests' and a grid of M, N, K) at 132 SMs and a sample at 114, what the chooser picks,
+// per path: those of before the reorganisation but where stream-K is now taken (its header). The
+// heuristics must pick the same.
 TEST(Sm90Config, ChoicesAreUnchanged) {
   std::ifstream in(NVFP4_SOURCE_DIR "/tests/fixtures/sm90-choices.txt");
   ASSERT_TRUE(in.good());
@@ -136,7 +137,7 @@ TEST(Sm90Config, EveryListedConfigurationRoundTrips) {
 TEST(Sm90Config, PinHoldsForItsShape) {
   auto g = make_gemm("sm90", Role::Kernel);
   const Shape a{128, 7168, 16384, 1}, b{4096, 576, 7168, 1};
-  ASSERT_EQ(g->configuration(a), "fused 128x128 split 2");
+  ASSERT_EQ(g->configuration(a), "fused 128x128 stream-k 132");
   ASSERT_EQ(g->set_configuration("fused 64x128 split 4", a), "");
   EXPECT_EQ(g->configuration(a), "fused 64x128 split 4");
   EXPECT_EQ(g->configuration(b), "two-phase 128x144 split 1 group 16");
@@ -259,8 +260,9 @@ TEST(Sm90Config, StreamKCoversEveryQuadOnce) {
 
 // Stream-K is listed where the tiles leave SMs idle (128x7168x16384: 56 tiles on 132 SMs) and
 // not where they fill whole rounds or K has fewer quads than SMs; it is spelt with its workers,
-// accepted with the SM count only, and not picked by the chooser (its model is not fitted).
-TEST(Sm90Config, StreamKIsListedPinnableAndNotChosen) {
+// accepted with the SM count only, and picked by the chooser only at M <= 512 (where its model
+// was checked: sm90_host_test, StreamKChoiceIsNearTheFasterOfThePair).
+TEST(Sm90Config, StreamKIsListedPinnableAndChosenAtSmallMOnly) {
   const Shape gm{128, 7168, 16384, 1};
   bool listed = false;
   for (const sm90::Config& c : sm90::configurations(gm, sm90::Path::Fused, 132))
@@ -278,7 +280,13 @@ TEST(Sm90Config, StreamKIsListedPinnableAndNotChosen) {
   EXPECT_NE(sm90::configuration_error(gm, sm90::Path::Fused, c, 114).find("uses 114 workers here"),
             std::string::npos);
   EXPECT_NE(sm90::parse_config("fused 128x128 stream-k 0", &c).find("stream-k workers '0'"), std::string::npos);
-  EXPECT_EQ(sm90::choose_config(gm, 132).fused.workers, 0);
+  EXPECT_EQ(sm90::choose_config(gm, 132).fused.workers, 132);
+  const Shape large{1024, 7168, 16384, 1};  // listed, not chosen
+  bool listed_large = false;
+  for (const sm90::Config& x : sm90::configurations(large, sm90::Path::Fused, 132))
+    listed_large = listed_large || x.fused.workers > 0;
+  EXPECT_TRUE(listed_large);
+  EXPECT_EQ(sm90::choose_config(large, 132, sm90::Path::Fused).fused.workers, 0);
   // Its workspace holds stream_k_slots partials per tile: 56 tiles x 4 slots x 128 x 128 FP32.
   const sm90::FusedLayout w = sm90::fused_layout(gm, sm90::FusedConfig{128, 1, 132});
   EXPECT_EQ(w.slots, 4);
