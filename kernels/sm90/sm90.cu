@@ -79,7 +79,7 @@ class Sm90Gemm final : public Gemm {
         "a prepass; two producer warps bring raw B and its scales (TMA, 4 K blocks a stage) and "
         "fp16 A into rings of their own, two consumer warpgroups decode B from shared memory into "
         "wgmma register fragments (C^T = B A^T) for the next K block while wgmma runs; persistent "
-        "CTAs, deterministic split-K (or stream-K when pinned)";
+        "CTAs, deterministic split-K or stream-K";
     const std::string two =
         "two-phase: A and B decoded once to fp16, then a persistent warp-specialised fp16 "
         "mainloop (TMA ring, producer warp, two consumer warpgroups, wgmma), split-K reduced in "

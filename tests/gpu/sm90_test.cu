@@ -1,6 +1,7 @@
 // The sm90 kernel: the device decode path, and full GEMMs against the exact CPU reference on
 // fresh random data with the output poisoned first: every tile and split of both paths, the
-// configurations set by name (--kernel-config), and two devices driven by one process.
+// configurations set by name (--kernel-config), split-K whatever the workspace held and through
+// CUDA graph replays, and two devices driven by one process.
 // GPU tests skip, saying why, unless the device has compute capability 9.0.
 #include <gtest/gtest.h>
 
