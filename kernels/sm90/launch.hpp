@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/sm90/config.hpp"
+#include "kernels/sm90/launch_graphs.hpp"
 #include "src/device/map_cache.hpp"
 #include "src/device/device_info.hpp"
 #include "src/gemm/gemm.hpp"
@@ -27,9 +28,40 @@ Availability availability(const DeviceInfo& dev);
 // The SM count the heuristics assume without a GPU to ask (an H200 or H100 SXM).
 constexpr int kDefaultSmCount = 132;
 
-// What launches need of one device: its SM count and which kernels have had their dynamic
-// shared-memory limit raised there (a per-device function attribute). Owned by the kernel
-// object, one per device it launches on, so one process can drive several GPUs.
+// One instantiated CUDA graph (launch_graphs.hpp), destroyed with its owner.
+class GraphExec {
+ public:
+  explicit GraphExec(cudaGraphExec_t e = nullptr) : exec_(e) {}
+  GraphExec(GraphExec&& o) noexcept : exec_(o.exec_) { o.exec_ = nullptr; }
+  GraphExec& operator=(GraphExec&& o) noexcept;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  ~GraphExec();
+  cudaGraphExec_t get() const { return exec_; }
+
+ private:
+  cudaGraphExec_t exec_;
+};
+
+// A stream of the launcher's own, created on first use: calls are captured into graphs there,
+// never on the caller's stream (which may be the legacy default stream, or held).
+class OwnStream {
+ public:
+  OwnStream() = default;
+  OwnStream(OwnStream&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
+  OwnStream& operator=(OwnStream&&) = delete;
+  OwnStream(const OwnStream&) = delete;
+  ~OwnStream();
+  cudaStream_t get();  // the caller has made the owning device current
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+// What launches need of one device: its SM count, which kernels have had their dynamic
+// shared-memory limit raised there (a per-device function attribute), the tensor maps and the
+// calls replayed as graphs. Owned by the kernel object, one per device it launches on, so one
+// process can drive several GPUs.
 class DeviceState {
  public:
   explicit DeviceState(int device);  // -1: no usable device (kDefaultSmCount assumed)
@@ -42,6 +74,10 @@ class DeviceState {
   // fused path's C and raw-B maps, the fp16 mainloop's A, B and C maps.
   MapCache<std::array<CUtensorMap, 2>> fused_maps;
   MapCache<std::array<CUtensorMap, 3>> mainloop_maps;
+  // Calls seen twice, as instantiated graphs (launch(); launch_graphs.hpp), and the stream they
+  // are captured on.
+  LaunchGraphs<GraphExec> graphs;
+  OwnStream capture_stream;
 
  private:
   int device_ = -1;
@@ -59,7 +95,9 @@ class PerDevice {
 };
 
 // Asynchronous on `stream` (whose device is current); `workspace` holds workspace_bytes(s, c)
-// bytes, 256-byte aligned. Normalises c; checks the operands' alignment.
+// bytes, 256-byte aligned. Normalises c; checks the operands' alignment. A call made before with
+// the same shape, configuration, operands and workspace is replayed as one graph (dev.graphs),
+// unless `stream` is being captured (then the launches go into the caller's capture).
 void launch(const Shape& s, const Operands& ops, const Config& c, void* workspace,
             cudaStream_t stream, DeviceState& dev);
 void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, void* workspace,

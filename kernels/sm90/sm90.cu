@@ -47,6 +47,62 @@ Availability availability(const DeviceInfo& dev) {
   return {true, {}};
 }
 
+GraphExec& GraphExec::operator=(GraphExec&& o) noexcept {
+  if (this != &o) {
+    if (exec_) (void)cudaGraphExecDestroy(exec_);
+    exec_ = o.exec_;
+    o.exec_ = nullptr;
+  }
+  return *this;
+}
+
+// Errors ignored: at process exit the runtime may already be gone.
+GraphExec::~GraphExec() {
+  if (exec_) (void)cudaGraphExecDestroy(exec_);
+}
+
+OwnStream::~OwnStream() {
+  if (s_) (void)cudaStreamDestroy(s_);
+}
+
+cudaStream_t OwnStream::get() {
+  if (!s_) NVFP4_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+  return s_;
+}
+
+namespace {
+
+// The launches of one call, enqueued on `stream`.
+void launch_direct(const Shape& s, const Operands& ops, const Config& c, void* workspace, cudaStream_t stream,
+                   DeviceState& dev) {
+  if (c.path == Path::TwoPhase) return launch_two_phase(s, ops, c.two_phase, workspace, stream, dev);
+  if (c.path != Path::Fused) throw usage_error("sm90: a launch configuration names the fused or the two-phase path");
+  launch_fused(s, ops, c.fused, workspace, stream, dev);
+}
+
+// The same launches captured on the launcher's own stream into an instantiated graph.
+GraphExec capture(const Shape& s, const Operands& ops, const Config& c, void* workspace, DeviceState& dev) {
+  const cudaStream_t cap = dev.capture_stream.get();
+  NVFP4_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t graph = nullptr;
+  try {
+    launch_direct(s, ops, c, workspace, cap, dev);
+  } catch (...) {
+    (void)cudaStreamEndCapture(cap, &graph);
+    if (graph) (void)cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    throw;
+  }
+  NVFP4_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  NVFP4_CUDA_CHECK(inst);
+  return GraphExec(exec);
+}
+
+}  // namespace
+
 void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspace,
             cudaStream_t stream, DeviceState& dev) {
   const Config c = normalize(s, c0);
@@ -56,9 +112,16 @@ void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspa
     throw runtime_error("sm90: A and B must be 16-byte aligned, scales 4-byte, C 16-byte");
   if (workspace == nullptr || misaligned(workspace, 256))
     throw runtime_error("sm90: needs a 256-byte aligned workspace (decoded operands)");
-  if (c.path == Path::TwoPhase) return launch_two_phase(s, ops, c.two_phase, workspace, stream, dev);
-  if (c.path != Path::Fused) throw usage_error("sm90: a launch configuration names the fused or the two-phase path");
-  launch_fused(s, ops, c.fused, workspace, stream, dev);
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  NVFP4_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone) return launch_direct(s, ops, c, workspace, stream, dev);
+  const LaunchKey key = LaunchKey::of(s, c, ops.a, ops.b, ops.sfa, ops.sfb, ops.c, workspace);
+  GraphExec* g = dev.graphs.find(key);
+  if (g == nullptr) {
+    if (!dev.graphs.should_build(key)) return launch_direct(s, ops, c, workspace, stream, dev);
+    g = &dev.graphs.add(key, capture(s, ops, c, workspace, dev));
+  }
+  NVFP4_CUDA_CHECK(cudaGraphLaunch(g->get(), stream));
 }
 
 namespace {
@@ -84,10 +147,11 @@ class Sm90Gemm final : public Gemm {
         "two-phase: A and B decoded once to fp16, then a persistent warp-specialised fp16 "
         "mainloop (TMA ring, producer warp, two consumer warpgroups, wgmma), split-K reduced in "
         "the kernel";
-    if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")";
-    if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")";
+    const std::string replay = "; a call repeated on the same buffers is replayed as one CUDA graph";
+    if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")" + replay;
+    if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")" + replay;
     return "Hopper sm_90a, per shape the faster of two paths by their cost models - " + fused + "; " + two +
-           "; FP32 accumulation";
+           "; FP32 accumulation" + replay;
   }
   std::string configuration(const Shape& s) const override { return describe(config_for(s)); }
   std::vector<std::string> configurations(const Shape& s) const override {

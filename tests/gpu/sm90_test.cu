@@ -1,7 +1,7 @@
 // The sm90 kernel: the device decode path, and full GEMMs against the exact CPU reference on
 // fresh random data with the output poisoned first: every tile and split of both paths, the
 // configurations set by name (--kernel-config), split-K whatever the workspace held and through
-// CUDA graph replays, and two devices driven by one process.
+// CUDA graph replays, repeated calls replayed as one graph, and two devices driven by one process.
 // GPU tests skip, saying why, unless the device has compute capability 9.0.
 #include <gtest/gtest.h>
 
@@ -441,9 +441,11 @@ TEST(Sm90Gemm, SplitKInGraphReplays) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     stream.sync();
     cudaGraph_t graph = nullptr;
+    const size_t graphs = device_state().graphs.size();
     NVFP4_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
     sm90::launch(s, dt.view(), c, ws.get(), stream.get(), device_state());
     NVFP4_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+    EXPECT_EQ(device_state().graphs.size(), graphs);  // inside the caller's capture: its launches, no graph of its own
     cudaGraphExec_t exec = nullptr;
     NVFP4_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     for (int replay = 0; replay < 3; ++replay) {
@@ -456,6 +458,37 @@ TEST(Sm90Gemm, SplitKInGraphReplays) {
     }
     NVFP4_CUDA_CHECK(cudaGraphExecDestroy(exec));
     NVFP4_CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+}
+
+// A call made again with the same shape, configuration, operands and workspace is replayed as
+// one CUDA graph (kernels/sm90/launch_graphs.hpp): built at the second call, replayed at the
+// third, each on fresh values in the same buffers and verified - both paths, split-K and
+// stream-K (whose counters the replayed prepass or memset zeroes).
+TEST(Sm90Gemm, RepeatedCallsReplayAsOneGraph) {
+  NVFP4_REQUIRE_SM90();
+  const Shape s{200, 1000, 2048, 2};
+  uint64_t seed = 1300;
+  for (const sm90::Config& c : {fused(128, 2), stream_k(64, 40), fused(256, 3), fused(16, 1),
+                                two_phase(128, 128, 4), two_phase(256, 128, 1)}) {
+    Stream stream;
+    DeviceTensors dt;
+    dt.allocate(s);
+    DeviceBuffer ws(sm90::workspace_bytes(s, c));
+    int device = 0;
+    NVFP4_CUDA_CHECK(cudaGetDevice(&device));
+    sm90::DeviceState dev(device);  // its own graphs: the shared one may be full from other tests
+    const size_t before = dev.graphs.size();
+    for (int call = 0; call < 3; ++call) {
+      generate_device(Problem{s, call == 1 ? Dist::GpuMode : Dist::Normal, ++seed}, dt, stream.get());
+      poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+      sm90::launch(s, dt.view(), c, ws.get(), stream.get(), dev);
+      stream.sync();
+      EXPECT_EQ(dev.graphs.size(), before + (call >= 1 ? 1 : 0)) << sm90::describe(c) << " call " << call;
+      const Check r = compare_with_exact(s, dt, seed, 3000);
+      EXPECT_EQ(r.bad, 0) << "call " << call << " " << sm90::describe(c) << ": " << r.bad << "/" << r.checked
+                          << " bad, first " << r.first;
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/sm90/heuristics.hpp"
+#include "kernels/sm90/launch_graphs.hpp"
 #include "kernels/sm90/stream_k.hpp"
 #include "src/registry/registry.hpp"
 
@@ -291,4 +292,35 @@ TEST(Sm90Config, StreamKIsListedPinnableAndChosenAtSmallMOnly) {
   const sm90::FusedLayout w = sm90::fused_layout(gm, sm90::FusedConfig{128, 1, 132});
   EXPECT_EQ(w.slots, 4);
   EXPECT_EQ(w.partial, size_t(56) * 4 * 128 * 128 * 4);
+}
+
+// Which calls the launchers replay as graphs (kernels/sm90/launch_graphs.hpp): a call's second
+// sighting builds one, later ones find it; any part of the key differing is another call; no
+// graph past the capacity, and no call built twice.
+TEST(Sm90Config, LaunchGraphsBuildOnTheSecondCallWithinCapacity) {
+  sm90::LaunchGraphs<int> g(2);
+  const Shape s{128, 7168, 16384, 1};
+  sm90::Config c;
+  int bufs[8];
+  const auto key = [&](const Shape& sh, const sm90::Config& cf, int out) {
+    return sm90::LaunchKey::of(sh, cf, &bufs[0], &bufs[1], &bufs[2], &bufs[3], &bufs[out], &bufs[7]);
+  };
+  const sm90::LaunchKey k = key(s, c, 4);
+  EXPECT_EQ(g.find(k), nullptr);
+  EXPECT_FALSE(g.should_build(k));  // first call: launched directly
+  EXPECT_TRUE(g.should_build(k));   // second: build
+  g.add(k, 7);
+  ASSERT_NE(g.find(k), nullptr);
+  EXPECT_EQ(*g.find(k), 7);
+  sm90::Config other = c;
+  other.fused.split = 2;
+  for (const sm90::LaunchKey& d : {key(Shape{128, 7168, 16384, 2}, c, 4), key(s, other, 4), key(s, c, 5)}) {
+    EXPECT_EQ(g.find(d), nullptr);
+    EXPECT_FALSE(g.should_build(d));
+  }
+  EXPECT_TRUE(g.should_build(key(s, other, 4)));
+  g.add(key(s, other, 4), 8);
+  EXPECT_EQ(g.size(), 2u);
+  EXPECT_FALSE(g.should_build(key(s, c, 5)));  // seen before, but no room: launched directly
+  EXPECT_NE(g.find(k), nullptr);               // what was built stays
 }
