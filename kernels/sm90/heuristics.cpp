@@ -172,17 +172,28 @@ std::vector<TwoPhaseConfig> two_phase_candidates(const Shape& sh) {
   return out;
 }
 
-FusedConfig choose_fused_split_k(const Shape& s, int sms) {
-  FusedConfig best;
-  double best_t = std::numeric_limits<double>::infinity();
+namespace {
+
+// Walks the fused candidates `take` accepts, in their order, replacing `best` (estimated at
+// `best_t`) only with one at least 0.1 % cheaper: near-ties keep the earlier.
+template <class Take>
+void cheapest_fused(const Shape& s, int sms, Take take, FusedConfig& best, double& best_t) {
   for (const FusedConfig& c : fused_candidates(s, sms)) {
-    if (c.workers > 0) continue;
+    if (!take(c)) continue;
     const double t = estimate_fused_us(s, c, sms);
     if (t < best_t * 0.999) {
       best_t = t;
       best = c;
     }
   }
+}
+
+}  // namespace
+
+FusedConfig choose_fused_split_k(const Shape& s, int sms) {
+  FusedConfig best;
+  double best_t = std::numeric_limits<double>::infinity();
+  cheapest_fused(s, sms, [](const FusedConfig& c) { return c.workers == 0; }, best, best_t);
   return best;
 }
 
@@ -190,14 +201,7 @@ FusedConfig choose_fused(const Shape& s, int sms) {
   FusedConfig best = choose_fused_split_k(s, sms);
   if (s.m > kStreamKChosenMaxM) return best;
   double best_t = estimate_fused_us(s, best, sms);
-  for (const FusedConfig& c : fused_candidates(s, sms)) {
-    if (c.workers == 0) continue;
-    const double t = estimate_fused_us(s, c, sms);
-    if (t < best_t * 0.999) {
-      best_t = t;
-      best = c;
-    }
-  }
+  cheapest_fused(s, sms, [](const FusedConfig& c) { return c.workers > 0; }, best, best_t);
   return best;
 }
 

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "kernels/sm90/config.hpp"
+#include "src/core/fnv.hpp"
 
 namespace nvfp4::sm90 {
 
@@ -46,12 +47,11 @@ struct LaunchKey {
 
 struct LaunchKeyHash {
   size_t operator()(const LaunchKey& k) const {
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.l}) mix(static_cast<uint64_t>(v));
-    for (int v : k.config) mix(static_cast<uint64_t>(static_cast<uint32_t>(v)));
-    for (const void* p : k.ptrs) mix(reinterpret_cast<uintptr_t>(p));
-    return static_cast<size_t>(h);
+    Fnv64 h;
+    for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.l}) h.mix(static_cast<uint64_t>(v));
+    for (int v : k.config) h.mix(static_cast<uint32_t>(v));
+    for (const void* p : k.ptrs) h.mix_ptr(p);
+    return h.value();
   }
 };
 

@@ -12,6 +12,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "src/core/fnv.hpp"
 #include "src/gemm/gemm.hpp"
 
 namespace nvfp4 {
@@ -34,11 +35,10 @@ struct MapKey {
 
 struct MapKeyHash {
   size_t operator()(const MapKey& k) const {
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.l, k.tag}) mix(static_cast<uint64_t>(v));
-    for (const void* p : k.ptrs) mix(reinterpret_cast<uintptr_t>(p));
-    return static_cast<size_t>(h);
+    Fnv64 h;
+    for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.l, k.tag}) h.mix(static_cast<uint64_t>(v));
+    for (const void* p : k.ptrs) h.mix_ptr(p);
+    return h.value();
   }
 };
 

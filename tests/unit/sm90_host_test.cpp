@@ -198,8 +198,9 @@ TEST(Sm90Gemm, StreamKChoiceIsNearTheFasterOfThePair) {
   for (const auto& [key, timed] : pairs) {
     ASSERT_EQ(timed.size(), 2u) << name_of(key);
     const Shape s = shape_of(key);
-    const std::string split_k = sm90::describe(as_config(sm90::choose_fused_split_k(s, 132)));
-    const std::string sk = sm90::describe(as_config(sm90::FusedConfig{sm90::choose_fused_split_k(s, 132).m_tile, 1, 132}));
+    const sm90::FusedConfig pick = sm90::choose_fused_split_k(s, 132);
+    const std::string split_k = sm90::describe(as_config(pick));
+    const std::string sk = sm90::describe(as_config(sm90::FusedConfig{pick.m_tile, 1, 132}));
     ASSERT_TRUE(timed.count(split_k) && timed.count(sk)) << name_of(key) << ": " << split_k << " / " << sk;
     const std::string chosen = sm90::describe(as_config(sm90::choose_fused(s, 132)));
     ASSERT_TRUE(chosen == split_k || chosen == sk) << name_of(key) << ": " << chosen;

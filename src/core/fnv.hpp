@@ -1,0 +1,17 @@
+// FNV-1a over 64-bit words: the hash of the launchers' cache keys (src/device/map_cache.hpp,
+// kernels/sm90/launch_graphs.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nvfp4 {
+
+struct Fnv64 {
+  uint64_t h = 1469598103934665603ull;
+  void mix(uint64_t v) { h = (h ^ v) * 1099511628211ull; }
+  void mix_ptr(const void* p) { mix(reinterpret_cast<uintptr_t>(p)); }
+  size_t value() const { return static_cast<size_t>(h); }
+};
+
+}  // namespace nvfp4
