@@ -1,7 +1,7 @@
 // The sm90 cost models and choosers (heuristics.hpp). Both models are fitted to one H200's
-// timings of every configuration its chooser weighs (tests/fixtures/sm90-fit/, remade by the
-// sweep docs/kernels.md names): relative least squares over the configurations within 1.5x of
-// each shape's fastest.
+// timings of every configuration its chooser weighs (tests/fixtures/sm90-fit/; docs/kernels.md,
+// "Refitting the cost models"): relative least squares over the configurations within 1.5x of
+// each shape's fastest, as kernels/sm90/fit.hpp does it.
 #include "kernels/sm90/heuristics.hpp"
 
 #include "kernels/sm90/stream_k.hpp"
@@ -43,84 +43,153 @@ std::string join(const std::vector<int>& v) {
 // their tiles' pieces. These are the split-K terms, not fitted again: against 32 pairs of
 // (split-K pick, stream-K) timed side by side on one H200 (tests/fixtures/sm90-fit/streamk.json)
 // the lower estimate is the faster of the pair on 31 and 1.6 % slower on the last.
-namespace {
-
-double fused_block_us(int m_tile) {
-  switch (m_tile) {
-    case 16: return 0.3903;
-    case 32: return 0.3973;
-    case 64: return 0.4043;
-    case 128: return 0.4931;
-    default: return 0.6584;
-  }
-}
-
-double prepass_us(const Shape& s) { return 1.3209 * double(s.l) * double(s.m) * double(s.k) * 1e-6 + 5.2477; }
-
-double stream_k_us(const Shape& s, const FusedConfig& c) {
-  const FusedLayout w = fused_layout(s, c);
-  const int nk = static_cast<int>(s.k / kGranuleK);
-  const int nq = static_cast<int>(ceil_div(nk, kFusedBStageKb));
-  const int64_t quads = int64_t(w.tiles) * nq;
-  int64_t most_blocks = 0;
-  int most_pieces = 0;
-  for (int g = 0; g < c.workers; ++g) {
-    const int64_t end = stream_k_start(g + 1, quads, c.workers);
-    int64_t blocks = 0;
-    int pieces = 0;
-    for (int64_t pos = stream_k_start(g, quads, c.workers); pos < end;) {
-      const StreamKSegment seg = stream_k_segment(pos, end, g, quads, c.workers, nq);
-      blocks += std::min(nk, seg.q1 * kFusedBStageKb) - seg.q0 * kFusedBStageKb;
-      ++pieces;
-      pos += seg.q1 - seg.q0;
-    }
-    most_blocks = std::max(most_blocks, blocks);
-    most_pieces = std::max(most_pieces, pieces);
-  }
-  const double rows = c.m_tile / 128.0;
-  return double(most_blocks) * fused_block_us(c.m_tile) + most_pieces * (1.5241 + 1.5683 + 2.7772 * rows) +
-         0.3455 * double(ceil_div(w.tiles, c.workers)) * w.slots * rows + prepass_us(s);
-}
-
-}  // namespace
-
-double estimate_fused_us(const Shape& s, const FusedConfig& c, int sms) {
-  if (c.workers > 0) return stream_k_us(s, c);
-  const double block_us = fused_block_us(c.m_tile);
-  const int64_t nk = s.k / kGranuleK;
-  const int64_t tiles = fused_layout(s, c).tiles;
-  const int64_t rounds = ceil_div(tiles * c.split, std::max(1, sms));
-  const bool sk = c.split > 1;
-  double t = double(rounds) * (double(ceil_div(nk, c.split)) * block_us + 1.5241 +
-                               (sk ? 1.5683 + 2.7772 * c.m_tile / 128.0 : 0.0));
-  if (sk) t += 0.3455 * double(ceil_div(tiles, std::max(1, sms))) * c.split * c.m_tile / 128.0;
-  return t + prepass_us(s);
-}
-
+//
 // The fp16 mainloop, 132 SMs: persistent waves = ceil(units / SMs), each of (k-blocks per unit)
 // x (0.101 + 0.246 w) us, w = BN / 128 (2 for 256x128, +0.012 us per k-block), plus 1.38 w us of
 // fill and epilogue per wave; split-K adds per wave 4.38 us + 0.613 s w us (FP32 partials
 // written and read back by the last split). The wider the tile, the more of each k-block's fixed
 // cost it amortises; the narrower, the more evenly the tiles fill the SMs (N = 576: four
-// 144-wide tiles make 128 units at M = 4096).
-double estimate_mainloop_us(const Shape& sh, const TwoPhaseConfig& c, int sms) {
-  if (!mainloop_tile_built(c.bm, c.bn)) return 1e300;
+// 144-wide tiles make 128 units at M = 4096). The two-phase path adds the decode pass (both
+// operands, 0.669 us per million elements, 9.07 us per call with the launches), fitted together
+// with the mainloop.
+namespace {
+
+// The terms, in the order of the coefficients below (one name each, as the fitter prints it).
+enum FusedTerm {
+  kBlock16, kBlock32, kBlock64, kBlock128, kBlock256,  // K blocks of the busiest CTA, per M tile
+  kUnit,             // rounds of units (stream-K: the busiest worker's pieces)
+  kSplitUnit,        // the same, when a unit writes a partial
+  kSplitUnitRows,    // ... x M tile / 128
+  kPartialRead,      // rounds of tiles x partials read per tile x M tile / 128
+  kPrepassElements,  // millions of A elements the prepass decodes
+  kPrepassCall,      // 1 per call
+};
+enum TwoPhaseTerm {
+  kMainBlock,       // waves x K blocks per unit
+  kMainBlockCols,   // ... x BN / 128 (2 for 256x128)
+  kMainBlock256,    // ... for 256x128 only
+  kMainWaveCols,    // waves x BN / 128
+  kMainSplitWave,   // waves, with split-K
+  kMainSplitCols,   // waves x split x BN / 128, with split-K
+  kDecodeCall,      // 1 per call
+  kDecodeElements,  // millions of A and B elements decoded
+};
+static_assert(kDecodeCall == kMainloopTerms);
+
+constexpr const char* kFusedTermNames[kFusedTerms] = {
+    "k_blocks_tile16", "k_blocks_tile32", "k_blocks_tile64", "k_blocks_tile128", "k_blocks_tile256",
+    "unit_rounds", "split_unit_rounds", "split_unit_rounds_x_rows", "partial_reads_x_rows",
+    "prepass_melements", "prepass_call"};
+constexpr const char* kTwoPhaseTermNames[kTwoPhaseTerms] = {
+    "wave_k_blocks", "wave_k_blocks_x_cols", "wave_k_blocks_256x128", "waves_x_cols",
+    "split_waves", "split_waves_x_split_x_cols", "decode_call", "decode_melements"};
+
+const CostModels kShipped = {
+    {0.3903, 0.3973, 0.4043, 0.4931, 0.6584, 1.5241, 1.5683, 2.7772, 0.3455, 1.3209, 5.2477},
+    {0.1006, 0.2456, 0.0116, 1.3809, 4.3835, 0.6133, 9.0692, 0.6691}};
+
+int block_term(int m_tile) {
+  switch (m_tile) {
+    case 16: return kBlock16;
+    case 32: return kBlock32;
+    case 64: return kBlock64;
+    case 128: return kBlock128;
+    default: return kBlock256;
+  }
+}
+
+template <size_t N>
+double dot(const std::array<double, N>& t, const std::array<double, N>& k, size_t n = N) {
+  double sum = 0.0;
+  for (size_t i = 0; i < n; ++i) sum += t[i] * k[i];
+  return sum;
+}
+
+}  // namespace
+
+const CostModels& shipped_models() { return kShipped; }
+const char* fused_term_name(int i) { return i >= 0 && i < kFusedTerms ? kFusedTermNames[i] : "?"; }
+const char* two_phase_term_name(int i) { return i >= 0 && i < kTwoPhaseTerms ? kTwoPhaseTermNames[i] : "?"; }
+
+FusedTerms fused_terms(const Shape& s, const FusedConfig& c, int sms) {
+  FusedTerms t{};
+  const FusedLayout w = fused_layout(s, c);
+  const int nk = static_cast<int>(s.k / kGranuleK);
+  const double rows = c.m_tile / 128.0;
+  int64_t blocks = 0;  // the busiest CTA's K blocks
+  double units = 0.0;  // its rounds of units, or pieces
+  bool partials = c.split > 1;
+  if (c.workers > 0) {
+    const int nq = static_cast<int>(ceil_div(nk, kFusedBStageKb));
+    const int64_t quads = int64_t(w.tiles) * nq;
+    int most_pieces = 0;
+    for (int g = 0; g < c.workers; ++g) {
+      const int64_t end = stream_k_start(g + 1, quads, c.workers);
+      int64_t mine = 0;
+      int pieces = 0;
+      for (int64_t pos = stream_k_start(g, quads, c.workers); pos < end;) {
+        const StreamKSegment seg = stream_k_segment(pos, end, g, quads, c.workers, nq);
+        mine += std::min(nk, seg.q1 * kFusedBStageKb) - seg.q0 * kFusedBStageKb;
+        ++pieces;
+        pos += seg.q1 - seg.q0;
+      }
+      blocks = std::max(blocks, mine);
+      most_pieces = std::max(most_pieces, pieces);
+    }
+    units = most_pieces;
+    partials = true;  // every piece writes its partial, as a split-K unit does
+    t[kPartialRead] = double(ceil_div(w.tiles, c.workers)) * w.slots * rows;
+  } else {
+    const int64_t rounds = ceil_div(int64_t(w.tiles) * c.split, std::max(1, sms));
+    blocks = rounds * ceil_div(nk, c.split);
+    units = double(rounds);
+    if (partials) t[kPartialRead] = double(ceil_div(w.tiles, std::max(1, sms))) * c.split * rows;
+  }
+  t[block_term(c.m_tile)] = double(blocks);
+  t[kUnit] = units;
+  if (partials) {
+    t[kSplitUnit] = units;
+    t[kSplitUnitRows] = units * rows;
+  }
+  t[kPrepassElements] = double(s.l) * double(s.m) * double(s.k) * 1e-6;
+  t[kPrepassCall] = 1.0;
+  return t;
+}
+
+TwoPhaseTerms two_phase_terms(const Shape& sh, const TwoPhaseConfig& c, int sms) {
+  TwoPhaseTerms t{};
+  if (!mainloop_tile_built(c.bm, c.bn)) return t;
   const int64_t nk = std::max<int64_t>(1, sh.k / 64);
   const int s = std::max(1, c.split);
   const int64_t tiles = sh.l * ceil_div(sh.m, c.bm) * ceil_div(sh.n, c.bn);
   const double w = c.bm == 256 ? 2.0 : c.bn / 128.0;
   const double waves = static_cast<double>(ceil_div(tiles * s, std::max(1, sms)));
   const double kb = static_cast<double>(ceil_div(nk, s));
-  double t = waves * kb * (0.1006 + 0.2456 * w + (c.bm == 256 ? 0.0116 : 0.0)) + waves * w * 1.3809;
-  if (s > 1) t += waves * (4.3835 + 0.6133 * s * w);
+  t[kMainBlock] = waves * kb;
+  t[kMainBlockCols] = waves * kb * w;
+  t[kMainBlock256] = c.bm == 256 ? waves * kb : 0.0;
+  t[kMainWaveCols] = waves * w;
+  if (s > 1) {
+    t[kMainSplitWave] = waves;
+    t[kMainSplitCols] = waves * s * w;
+  }
+  t[kDecodeCall] = 1.0;
+  t[kDecodeElements] = double(sh.l) * double(sh.m + sh.n) * double(sh.k) * 1e-6;
   return t;
 }
 
-// The decode pass (both operands, 0.669 us per million elements, 9.07 us per call with the
-// launches) plus the mainloop, fitted together.
-double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sms) {
-  return 9.0692 + 0.6691 * double(s.l) * double(s.m + s.n) * double(s.k) * 1e-6 +
-         estimate_mainloop_us(s, c, sms);
+double estimate_fused_us(const Shape& s, const FusedConfig& c, int sms, const CostModels& m) {
+  return dot(fused_terms(s, c, sms), m.fused);
+}
+
+double estimate_mainloop_us(const Shape& s, const TwoPhaseConfig& c, int sms, const CostModels& m) {
+  if (!mainloop_tile_built(c.bm, c.bn)) return 1e300;
+  return dot(two_phase_terms(s, c, sms), m.two_phase, kMainloopTerms);
+}
+
+double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sms, const CostModels& m) {
+  if (!mainloop_tile_built(c.bm, c.bn)) return 1e300;
+  return dot(two_phase_terms(s, c, sms), m.two_phase);
 }
 
 // The fused path weighs the smallest M tile that holds M (16 at least, 256 at most), half of
@@ -177,10 +246,11 @@ namespace {
 // Walks the fused candidates `take` accepts, in their order, replacing `best` (estimated at
 // `best_t`) only with one at least 0.1 % cheaper: near-ties keep the earlier.
 template <class Take>
-void cheapest_fused(const Shape& s, int sms, Take take, FusedConfig& best, double& best_t) {
+void cheapest_fused(const Shape& s, int sms, const CostModels& m, Take take, FusedConfig& best,
+                    double& best_t) {
   for (const FusedConfig& c : fused_candidates(s, sms)) {
     if (!take(c)) continue;
-    const double t = estimate_fused_us(s, c, sms);
+    const double t = estimate_fused_us(s, c, sms, m);
     if (t < best_t * 0.999) {
       best_t = t;
       best = c;
@@ -190,26 +260,26 @@ void cheapest_fused(const Shape& s, int sms, Take take, FusedConfig& best, doubl
 
 }  // namespace
 
-FusedConfig choose_fused_split_k(const Shape& s, int sms) {
+FusedConfig choose_fused_split_k(const Shape& s, int sms, const CostModels& m) {
   FusedConfig best;
   double best_t = std::numeric_limits<double>::infinity();
-  cheapest_fused(s, sms, [](const FusedConfig& c) { return c.workers == 0; }, best, best_t);
+  cheapest_fused(s, sms, m, [](const FusedConfig& c) { return c.workers == 0; }, best, best_t);
   return best;
 }
 
-FusedConfig choose_fused(const Shape& s, int sms) {
-  FusedConfig best = choose_fused_split_k(s, sms);
+FusedConfig choose_fused(const Shape& s, int sms, const CostModels& m) {
+  FusedConfig best = choose_fused_split_k(s, sms, m);
   if (s.m > kStreamKChosenMaxM) return best;
-  double best_t = estimate_fused_us(s, best, sms);
-  cheapest_fused(s, sms, [](const FusedConfig& c) { return c.workers > 0; }, best, best_t);
+  double best_t = estimate_fused_us(s, best, sms, m);
+  cheapest_fused(s, sms, m, [](const FusedConfig& c) { return c.workers > 0; }, best, best_t);
   return best;
 }
 
-TwoPhaseConfig choose_two_phase(const Shape& s, int sms) {
+TwoPhaseConfig choose_two_phase(const Shape& s, int sms, const CostModels& m) {
   TwoPhaseConfig best;
   double best_cost = 1e300;
   for (const TwoPhaseConfig& c : two_phase_candidates(s)) {
-    const double cost = estimate_mainloop_us(s, c, sms);
+    const double cost = estimate_mainloop_us(s, c, sms, m);
     if (cost < best_cost * 0.99) {  // prefer fewer splits / earlier candidates on near-ties
       best_cost = cost;
       best = c;
@@ -225,20 +295,20 @@ TwoPhaseConfig choose_two_phase(const Shape& s, int sms) {
 // share B; the two-phase one pays one decode pass over A and B and then runs the fp16 mainloop
 // at its full rate, which wins at large M, and at M = 1024 where its narrower tiles fill the SMs
 // (N = 576, 1536).
-Config choose_config(const Shape& s, int sms, Path path) {
+Config choose_config(const Shape& s, int sms, Path path, const CostModels& m) {
   Config two;
   two.path = Path::TwoPhase;
   if (path == Path::TwoPhase) {
-    two.two_phase = choose_two_phase(s, sms);
+    two.two_phase = choose_two_phase(s, sms, m);
     return two;
   }
   Config fused;
   fused.path = Path::Fused;
-  fused.fused = choose_fused(s, sms);
+  fused.fused = choose_fused(s, sms, m);
   if (path == Path::Fused) return fused;
-  two.two_phase = choose_two_phase(s, sms);
-  return estimate_two_phase_us(s, two.two_phase, sms) < estimate_fused_us(s, fused.fused, sms) ? two
-                                                                                              : fused;
+  two.two_phase = choose_two_phase(s, sms, m);
+  return estimate_two_phase_us(s, two.two_phase, sms, m) < estimate_fused_us(s, fused.fused, sms, m) ? two
+                                                                                                     : fused;
 }
 
 std::vector<Config> configurations(const Shape& s, Path path, int sms) {

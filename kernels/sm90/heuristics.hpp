@@ -5,6 +5,7 @@
 // it against the timings in tests/fixtures/sm90-fit/.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,39 @@
 
 namespace nvfp4::sm90 {
 
+// Each cost model is linear in its coefficients: the estimate is the sum of terms(s, c)[i] x
+// coefficients[i], where a term counts something of the call (K blocks a CTA runs, rounds of
+// units, elements decoded) and its coefficient is microseconds per count, fitted to H200 timings
+// (kernels/sm90/fit.hpp refits them; heuristics.cpp says what each term counts).
+constexpr int kFusedTerms = 11;
+constexpr int kTwoPhaseTerms = 8;
+using FusedTerms = std::array<double, kFusedTerms>;
+using TwoPhaseTerms = std::array<double, kTwoPhaseTerms>;
+struct CostModels {
+  FusedTerms fused{};
+  TwoPhaseTerms two_phase{};
+};
+// The coefficients the choosers use (heuristics.cpp).
+const CostModels& shipped_models();
+// Each term's name, as the fitter prints it.
+const char* fused_term_name(int i);
+const char* two_phase_term_name(int i);
+
+// The fused path's terms (split-K or, c.workers > 0, stream-K), and the two-phase path's: the
+// first kMainloopTerms are the fp16 mainloop's, the rest the decode pass's. A two-phase tile
+// that is not built has no terms (estimate_mainloop_us answers 1e300 for it).
+FusedTerms fused_terms(const Shape& s, const FusedConfig& c, int sm_count);
+constexpr int kMainloopTerms = 6;
+TwoPhaseTerms two_phase_terms(const Shape& s, const TwoPhaseConfig& c, int sm_count);
+
 // The fused path, split-K or (c.workers > 0) stream-K.
-double estimate_fused_us(const Shape& s, const FusedConfig& c, int sm_count);
+double estimate_fused_us(const Shape& s, const FusedConfig& c, int sm_count,
+                         const CostModels& m = shipped_models());
 // The fp16 mainloop alone, and the two-phase path (the decode pass plus the mainloop).
-double estimate_mainloop_us(const Shape& s, const TwoPhaseConfig& c, int sm_count);
-double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sm_count);
+double estimate_mainloop_us(const Shape& s, const TwoPhaseConfig& c, int sm_count,
+                            const CostModels& m = shipped_models());
+double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sm_count,
+                             const CostModels& m = shipped_models());
 
 // What each chooser may take for the shape, in its order of preference on near-ties (the fused
 // path's stream-K configurations, sm_count workers, are listed and may be pinned; its chooser
@@ -27,15 +56,17 @@ std::vector<TwoPhaseConfig> two_phase_candidates(const Shape& s);
 // Stream-K's estimate was checked against timings at M <= 512 only (heuristics.cpp).
 constexpr int64_t kStreamKChosenMaxM = 512;
 
-// Each path's cheapest candidate by its model, normalised. choose_fused_split_k weighs the fused
-// path's split-K candidates alone; choose_fused takes stream-K instead where its estimate is
-// lower (M <= kStreamKChosenMaxM).
-FusedConfig choose_fused_split_k(const Shape& s, int sm_count);
-FusedConfig choose_fused(const Shape& s, int sm_count);
-TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count);
+// Each path's cheapest candidate by its model (`m`: the shipped coefficients unless a refit is
+// being weighed), normalised. choose_fused_split_k weighs the fused path's split-K candidates
+// alone; choose_fused takes stream-K instead where its estimate is lower (M <=
+// kStreamKChosenMaxM).
+FusedConfig choose_fused_split_k(const Shape& s, int sm_count, const CostModels& m = shipped_models());
+FusedConfig choose_fused(const Shape& s, int sm_count, const CostModels& m = shipped_models());
+TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count, const CostModels& m = shipped_models());
 // The registered kernel's choice: the forced path's pick, or (Auto) the path whose model
 // estimates the lower time.
-Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto);
+Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto,
+                     const CostModels& m = shipped_models());
 
 // Every configuration `path` could pick for the shape (Auto: the fused ones, then the
 // two-phase ones): the candidates above, each as describe() spells it.
