@@ -23,7 +23,13 @@ Writes fit.json (the sweeps), small-m.json (the inline table), heldout.json and 
 report keys the test reads: cases[].problem.{m,n,k,l}, cases[].kernel.{name,configuration} and
 cases[].kernel_timing.stats.median_us.
 
+With --write FILE --from-reports REPORT...: FILE holds those keys of the passed sm90 cases of the
+tool's reports (a sweep of configs/sm90-fit.json, say; a configuration timed twice on a shape keeps
+the lower median), the form in which new fit data becomes a fixture (docs/kernels.md, "Refitting
+the cost models").
+
 Usage: scripts/sm90_fit_fixture.py [--rev REV] [--out tests/fixtures/sm90-fit]
+       scripts/sm90_fit_fixture.py --write FILE --from-reports REPORT...
 """
 import argparse
 import glob
@@ -71,34 +77,73 @@ def read_inline_table(rev, timings):
             t[f"fused {mt}x128 split {split}"] = float(us)
 
 
-def read_reports(pattern, timings):
-    """Adds every passed case of the tool's JSON reports matching pattern."""
-    for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
-        for c in json.load(open(path))["cases"]:
-            if c.get("disposition") != "passed":
+SM90_CONFIG = re.compile(r"^(fused \d+x128 (split|stream-k) \d+|two-phase \d+x\d+ split \d+ group \d+)$")
+
+
+def read_report_paths(paths, timings):
+    """Adds every passed sm90 case of the tool's JSON reports at paths."""
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        for c in doc["cases"]:
+            cfg = c.get("kernel", {}).get("configuration", "")
+            if c.get("disposition") != "passed" or not SM90_CONFIG.match(cfg):
                 continue
             p = c["problem"]
-            t = timings.setdefault((p["m"], p["n"], p["k"]), {})
-            cfg = c["kernel"]["configuration"]
+            t = timings.setdefault((p["m"], p["n"], p["k"], p.get("l", 1)), {})
             t[cfg] = min(c["kernel_timing"]["stats"]["median_us"], t.get(cfg, float("inf")))
 
 
-def report(timings, argv):
+def read_reports(pattern, timings):
+    """Adds every passed case of the tool's JSON reports matching pattern (under the root)."""
+    read_report_paths(sorted(glob.glob(os.path.join(ROOT, pattern))), timings)
+
+
+def report(timings, argv, device=None):
     cases = []
-    for (m, n, k), configs in sorted(timings.items()):
+    for shape, configs in sorted(timings.items()):
+        m, n, k = shape[:3]
+        l = shape[3] if len(shape) > 3 else 1
         for config, us in sorted(configs.items()):
-            cases.append({"problem": {"m": m, "n": n, "k": k, "l": 1},
+            cases.append({"problem": {"m": m, "n": n, "k": k, "l": l},
                           "kernel": {"name": "sm90", "configuration": config},
                           "kernel_timing": {"stats": {"median_us": us}}})
     return {"schema_version": 2, "argv": argv,
-            "device": {"name": "NVIDIA H200", "sm_count": 132}, "cases": cases}
+            "device": device or {"name": "NVIDIA H200", "sm_count": 132}, "cases": cases}
+
+
+def write_fixture(path, doc):
+    with open(path, "w") as f:  # one case per line: diffs stay readable
+        head = {k: v for k, v in doc.items() if k != "cases"}
+        f.write(json.dumps(head)[:-1] + ', "cases": [\n')
+        f.write(",\n".join(json.dumps(c, separators=(",", ":")) for c in doc["cases"]))
+        f.write("\n]}\n")
+    print(f"{path}: {len(doc['cases'])} cases")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rev", default="9b75efa")
     ap.add_argument("--out", default=os.path.join(ROOT, "tests/fixtures/sm90-fit"))
+    ap.add_argument("--write", metavar="FILE", help="write the sm90 timings of --from-reports to FILE")
+    ap.add_argument("--from-reports", nargs="+", metavar="REPORT", default=[])
     a = ap.parse_args()
+    if a.write or a.from_reports:
+        if not (a.write and a.from_reports):
+            ap.error("--write FILE and --from-reports REPORT... go together")
+        if any(os.path.realpath(r) == os.path.realpath(a.write) for r in a.from_reports):
+            ap.error(f"--write {a.write}: is also one of --from-reports; write to a new file")
+        timings = {}
+        read_report_paths(a.from_reports, timings)
+        if not timings:
+            ap.error("--from-reports: no passed case of sm90 with a configuration in " + ", ".join(a.from_reports))
+        with open(a.from_reports[0]) as f:
+            first = json.load(f)
+        device = {k: first.get("device", {}).get(k) for k in ("name", "sm_count")}
+        # The fixture names its sources by file name only (no machine paths in a committed file).
+        argv = ["scripts/sm90_fit_fixture.py", "--from-reports", *(os.path.basename(r) for r in a.from_reports)]
+        write_fixture(a.write, report(timings, argv, device))
+        return
     os.makedirs(a.out, exist_ok=True)
     outputs = {}
     fit = {}
@@ -120,12 +165,7 @@ def main():
     outputs["streamk.json"] = report(sk, ["nvfp4bench --kernel sm90 [--kernel-config 'fused MTx128 stream-k 132']",
                                           f"{STREAMK}/pick-*.json, sk-*.json"])
     for name, doc in outputs.items():
-        with open(os.path.join(a.out, name), "w") as f:  # one case per line: diffs stay readable
-            head = {k: v for k, v in doc.items() if k != "cases"}
-            f.write(json.dumps(head)[:-1] + ', "cases": [\n')
-            f.write(",\n".join(json.dumps(c, separators=(",", ":")) for c in doc["cases"]))
-            f.write("\n]}\n")
-        print(f"{name}: {len(doc['cases'])} cases")
+        write_fixture(os.path.join(a.out, name), doc)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@
 #   fit         the tool's sweep of configs/sm90-fit.json: every configuration the two cost models
 #               choose from (kernel_config "all"), the data they are fitted to and that
 #               tests/unit/sm90_host_test.cpp checks them against (tests/fixtures/sm90-fit/fit.json;
-#               not in the default list)
+#               not in the default list; FIT_SHARD=I/N runs a part: the whole is > 10 minutes)
+#   fit-fused   the fused cases of that sweep alone (about one call), then bench/sm90_fit's refit
+#               of them (not in the default list)
 #   heldout     the same on configs/sm90-fit-heldout.json, 10 shapes outside the fit: the models'
 #               held-out check (tests/fixtures/sm90-fit/heldout.json; not in the default list)
 #   limits      ncu of the fused kernel at 16x57344x8192 and 128x7168x16384: speed of light,
@@ -257,11 +259,30 @@ PYEOF
 }
 
 # In one process (--no-isolate): thousands of short cases, each a configuration the kernel lists.
+# 4077 cases, more than one call's 10 minutes: FIT_SHARD=0/2 and 1/2 run halves (merge them with
+# `nvfp4bench merge`); an interrupted sweep's report still holds its finished cases.
 step_fit() {
   mkdir -p "$R/fit"
-  timeout 590 $BIN sweep configs/sm90-fit.json --no-isolate --json "$R/fit/fit.json" --overwrite \
-    --progress lines > "$R/fit/fit.log" 2>&1
-  echo "fit rc=$?"; grep -E '^sweep: [0-9]' "$R/fit/fit.log"
+  local shard=${FIT_SHARD:-0/1}
+  timeout 590 $BIN sweep configs/sm90-fit.json --no-isolate --shard "$shard" --json "$R/fit/fit-${shard/\//-of-}.json" \
+    --overwrite --progress lines > "$R/fit/fit-${shard/\//-of-}.log" 2>&1
+  echo "fit shard $shard rc=$?"; grep -E '^sweep: [0-9]' "$R/fit/fit-${shard/\//-of-}.log"
+}
+
+# The fused path's part of `fit` alone (881 cases: every fused configuration, stream-K's
+# included, on the 57 shapes fitted on the fused path), one call's worth: the data to refit the
+# fused model to the kernel as it now is, and stream-K's timings above M = 512. Then
+# bench/sm90_fit's refit of it, with the choices fixture's lines it would change (fit-fused.txt).
+step_fit-fused() {
+  mkdir -p "$R/fit"
+  "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["name"]+="-fused"
+c["cases"]=[dict(x, kernels=["sm90-fused"]) for x in c["cases"] if "sm90-fused" in x["kernels"]]
+json.dump(c, open(sys.argv[2],"w"), indent=1)' configs/sm90-fit.json "$R/fit/sm90-fit-fused.json"
+  timeout 540 $BIN sweep "$R/fit/sm90-fit-fused.json" --no-isolate --json "$R/fit/fit-fused.json" --overwrite \
+    --progress lines > "$R/fit/fit-fused.log" 2>&1
+  echo "fit-fused rc=$?"; grep -E '^sweep: [0-9]' "$R/fit/fit-fused.log"
+  build-sm90/sm90_fit "$R/fit/fit-fused.json" --choices tests/fixtures/sm90-choices.txt > "$R/fit/fit-fused.txt" 2>&1
+  echo "sm90_fit rc=$?"; grep -E "model|error|picks|changes" "$R/fit/fit-fused.txt"
 }
 
 step_heldout() {

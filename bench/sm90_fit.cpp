@@ -1,0 +1,172 @@
+// Refits the sm90 cost models to reports of configuration timings (kernels/sm90/fit.hpp) and
+// prints, per model, each coefficient shipped and refitted, the estimates' error with each, the
+// choosers' picks against the fastest timed configuration with each, and the coefficients as the
+// lines of kernels/sm90/heuristics.cpp to replace. With --choices FILE (the choices fixture,
+// tests/fixtures/sm90-choices.txt) it also counts the fixture's lines whose picks the refit
+// would change; --write-choices OUT writes FILE again with this build's picks (after the new
+// coefficients are in heuristics.cpp and the fitter is rebuilt). Writes nothing else.
+// Usage: sm90_fit [--within 1.5] [--sm-count 132] [--choices FILE [--write-choices OUT]]
+// [REPORT.json...] (docs/kernels.md, "Refitting the cost models"). Exit codes: 0 done, 2 bad
+// usage or input (naming the file, key or line).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "src/core/error.hpp"
+#include "src/core/files.hpp"
+#include "src/core/json.hpp"
+#include "kernels/sm90/fit.hpp"
+
+namespace {
+
+using namespace nvfp4;
+using namespace nvfp4::sm90;
+
+std::string coefficients_line(const ModelFit& f) {
+  std::string out = "    {";
+  for (size_t i = 0; i < f.terms.size(); ++i) out += fmt::format("{}{:.4f}", i ? ", " : "", f.terms[i].fitted);
+  return out + "}";
+}
+
+std::string picks_line(const char* what, const PickCheck& p) {
+  std::string out = fmt::format("  picks, {}: geomean {:.3f}x, worst {:.3f}x of the fastest timed", what,
+                                p.geomean, p.worst);
+  if (!p.worst_at.empty()) out += " (" + p.worst_at + ")";
+  if (p.untimed) out += fmt::format("; {} of {} picks not timed", p.untimed, p.shapes);
+  return out + "\n";
+}
+
+void print_fit(const std::vector<Timed>& timings, const ModelFit& f, int sms) {
+  const bool two = f.path == Path::TwoPhase;
+  std::printf("%s model: %d timings within the bound of their shape's fastest, %d shapes\n",
+              two ? "two-phase" : "fused", f.timings, f.shapes);
+  std::printf("  %-28s %10s %10s %8s %8s\n", "term", "shipped", "refit", "change", "timings");
+  for (const TermFit& t : f.terms)
+    std::printf("  %-28s %10.4f %10.4f %+7.1f%% %8d%s\n", t.name.c_str(), t.shipped, t.fitted,
+                t.shipped != 0 ? 100.0 * (t.fitted / t.shipped - 1.0) : 0.0, t.timings,
+                t.held ? "  (held: shipped kept)" : "");
+  std::printf("  estimate error, shipped: mean %.1f %%, worst %.1f %% (%s)\n", 100 * f.shipped_mean,
+              100 * f.shipped_worst, f.shipped_worst_at.c_str());
+  std::printf("  estimate error, refit:   mean %.1f %%, worst %.1f %% (%s)\n", 100 * f.fitted_mean,
+              100 * f.fitted_worst, f.fitted_worst_at.c_str());
+  std::fputs(picks_line("shipped", check_picks(timings, f.path, shipped_models(), sms)).c_str(), stdout);
+  std::fputs(picks_line("refit  ", check_picks(timings, f.path, with_fit(shipped_models(), f), sms)).c_str(),
+             stdout);
+}
+
+struct ChoiceLine {
+  std::string text;  // as read
+  bool shape = false;
+  Shape s;
+  int sms = 0;
+  std::string picks;  // from " | " on
+};
+
+std::vector<ChoiceLine> read_choices(const std::string& path) {
+  std::istringstream in(read_input_file(path));
+  std::vector<ChoiceLine> out;
+  int no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ChoiceLine c;
+    c.text = line;
+    try {
+      c.shape = parse_choice_line(line, ++no, &c.s, &c.sms, &c.picks);
+    } catch (const Error& e) {
+      throw usage_error(path + ": " + e.what());
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+// The fixture's lines whose picks models m change, and the first few of them.
+void print_choice_changes(const std::vector<ChoiceLine>& lines, const std::string& path, const CostModels& m) {
+  int shapes = 0, changed = 0;
+  std::string first;
+  for (const ChoiceLine& c : lines) {
+    if (!c.shape) continue;
+    ++shapes;
+    const std::string now = choices_of(c.s, c.sms, m);
+    if (now == c.picks) continue;
+    if (++changed <= 10)
+      first += fmt::format("  {}x{}x{} L={} at {} SMs:{} ->{}\n", c.s.m, c.s.n, c.s.k, c.s.l, c.sms, c.picks, now);
+  }
+  std::printf("%s: the refit changes the picks of %d of %d lines%s\n%s", path.c_str(), changed, shapes,
+              changed > 10 ? " (the first 10:)" : "", first.c_str());
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Refit the sm90 kernel's cost models to reports of configuration timings (docs/kernels.md)"};
+  std::vector<std::string> reports;
+  std::string choices, write_choices;
+  FitOptions o;
+  app.add_option("reports", reports, "reports in the tool's JSON format (a sweep with kernel_config \"all\")");
+  app.add_option("--choices", choices, "the choices fixture (tests/fixtures/sm90-choices.txt): count the lines "
+                                       "whose picks the refit changes");
+  app.add_option("--write-choices", write_choices, "write the --choices file again, each line with this build's "
+                                                   "picks, to this new file")
+      ->needs("--choices");
+  app.add_option("--within", o.within, "fit to the timings at most this many times their shape's fastest")
+      ->check(CLI::Range(1.0, 100.0));
+  app.add_option("--sm-count", o.sm_count, "the SM count of the GPU the timings were taken on")
+      ->check(CLI::Range(1, 1024));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitBadInput;
+  }
+  if (reports.empty() && write_choices.empty())
+    throw usage_error("reports: none given; expected the reports to fit to (or --choices FILE --write-choices OUT)");
+  std::vector<ChoiceLine> lines;
+  if (!choices.empty()) lines = read_choices(choices);
+  if (!write_choices.empty()) {
+    std::vector<NamedPath> inputs{{"--choices", choices}};
+    for (const std::string& r : reports) inputs.emplace_back("REPORT", r);
+    check_outputs_distinct({{"--write-choices", write_choices}}, inputs);
+    check_output_file("--write-choices", write_choices);
+    std::string text;
+    for (const ChoiceLine& c : lines)
+      text += (c.shape ? fmt::format("{} {} {} {} {}{}", c.s.m, c.s.n, c.s.k, c.s.l, c.sms, choices_of(c.s, c.sms))
+                       : c.text) + "\n";
+    write_text_file_atomic(write_choices, text);
+    std::printf("%s: %s with this build's picks\n", write_choices.c_str(), choices.c_str());
+    if (reports.empty()) return 0;
+  }
+  std::vector<Timed> timings;
+  for (const std::string& path : reports) add_timings(parse_json_checked(read_input_file(path), path), path, timings);
+  const ModelFit fused = fit_model(timings, Path::Fused, o);
+  const ModelFit two = fit_model(timings, Path::TwoPhase, o);
+  if (fused.timings == 0 && two.timings == 0)
+    throw usage_error("no sm90 configuration timings in " + fmt::format("{}", fmt::join(reports, ", ")) +
+                      ": expected passed cases of sm90, sm90-fused or sm90-2phase with kernel.configuration "
+                      "and kernel_timing.stats.median_us");
+  for (const ModelFit* f : {&fused, &two})
+    if (f->timings > 0) {
+      print_fit(timings, *f, o.sm_count);
+      std::printf("\n");
+    }
+  std::printf("kernels/sm90/heuristics.cpp, kShipped with these coefficients (a model without timings keeps "
+              "its own):\n");
+  std::printf("%s,\n%s\n", coefficients_line(fused).c_str(), coefficients_line(two).c_str());
+  if (!lines.empty()) print_choice_changes(lines, choices, with_fit(with_fit(shipped_models(), fused), two));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "sm90_fit: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sm90_fit: %s\n", e.what());
+    return kExitRuntime;
+  }
+}
