@@ -4,10 +4,12 @@
 // lines of kernels/sm90/heuristics.cpp to replace. With --choices FILE (the choices fixture,
 // tests/fixtures/sm90-choices.txt) it also counts the fixture's lines whose picks the refit
 // would change; --write-choices OUT writes FILE again with this build's picks (after the new
-// coefficients are in heuristics.cpp and the fitter is rebuilt). Writes nothing else.
-// Usage: sm90_fit [--within 1.5] [--sm-count 132] [--choices FILE [--write-choices OUT]]
-// [REPORT.json...] (docs/kernels.md, "Refitting the cost models"). Exit codes: 0 done, 2 bad
-// usage or input (naming the file, key or line).
+// coefficients are in heuristics.cpp and the fitter is rebuilt); --picks-sweep OUT writes a
+// sweep config that times, on the first --picks-max lines at --sm-count SMs whose pick the refit
+// changes, the pick before (case "before") and after ("after"), both pinned. Writes nothing else.
+// Usage: sm90_fit [--within 1.5] [--sm-count 132] [--choices FILE [--write-choices OUT]
+// [--picks-sweep OUT [--picks-max 40]]] [REPORT.json...] (docs/kernels.md, "Refitting the cost
+// models"). Exit codes: 0 done, 2 bad usage or input (naming the file, key or line).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -20,6 +22,8 @@
 #include "src/core/files.hpp"
 #include "src/core/json.hpp"
 #include "kernels/sm90/fit.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -99,10 +103,37 @@ void print_choice_changes(const std::vector<ChoiceLine>& lines, const std::strin
               changed > 10 ? " (the first 10:)" : "", first.c_str());
 }
 
+// A sweep config: per changed line (at `sms` SMs, its auto pick changed by m), the pick before and
+// after, pinned, cold, adaptive samples, GPU MODE data.
+std::string picks_sweep(const std::vector<ChoiceLine>& lines, const std::string& from, const CostModels& m, int sms,
+                        int most) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const ChoiceLine& c : lines) {
+    if (!c.shape || c.sms != sms || static_cast<int>(cases.size()) >= 2 * most) continue;
+    Config now = choose_config(c.s, sms, Path::Auto, m);
+    const std::string before = c.picks.substr(3, c.picks.find(" | ", 3) - 3);  // " | AUTO | ..."
+    if (describe(now) == before) continue;
+    const nlohmann::json shape = {{"m", c.s.m}, {"n", c.s.n}, {"k", c.s.k}, {"l", c.s.l}};
+    cases.push_back({{"name", "before"}, {"shape", shape}, {"kernel_config", before}});
+    cases.push_back({{"name", "after"}, {"shape", shape}, {"kernel_config", describe(now)}});
+  }
+  const nlohmann::json config = {
+      {"name", "sm90-picks"},
+      {"description", fmt::format("The sm90 auto picks a refit changes on {} at {} SMs (at most {} shapes): "
+                                  "case \"before\" the file's pick, \"after\" the refit's, both pinned",
+                                  from, sms, most)},
+      {"defaults",
+       {{"kernels", {"sm90"}}, {"references", {"auto"}}, {"peers", nlohmann::json::array()},
+        {"dists", {"gpumode"}}, {"seeds", {1}}, {"mode", "cold"}, {"iters", 0}}},
+      {"cases", cases}};
+  return config.dump(1) + "\n";
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"Refit the sm90 kernel's cost models to reports of configuration timings (docs/kernels.md)"};
   std::vector<std::string> reports;
-  std::string choices, write_choices;
+  std::string choices, write_choices, picks_out;
+  int picks_max = 40;
   FitOptions o;
   app.add_option("reports", reports, "reports in the tool's JSON format (a sweep with kernel_config \"all\")");
   app.add_option("--choices", choices, "the choices fixture (tests/fixtures/sm90-choices.txt): count the lines "
@@ -110,6 +141,10 @@ int run(int argc, char** argv) {
   app.add_option("--write-choices", write_choices, "write the --choices file again, each line with this build's "
                                                    "picks, to this new file")
       ->needs("--choices");
+  app.add_option("--picks-sweep", picks_out, "write a sweep config timing the picks the refit changes on the "
+                                             "--choices file, before and after, to this new file")
+      ->needs("--choices");
+  app.add_option("--picks-max", picks_max, "the --picks-sweep's most shapes")->check(CLI::Range(1, 10000));
   app.add_option("--within", o.within, "fit to the timings at most this many times their shape's fastest")
       ->check(CLI::Range(1.0, 100.0));
   app.add_option("--sm-count", o.sm_count, "the SM count of the GPU the timings were taken on")
@@ -153,7 +188,16 @@ int run(int argc, char** argv) {
   std::printf("kernels/sm90/heuristics.cpp, kShipped with these coefficients (a model without timings keeps "
               "its own):\n");
   std::printf("%s,\n%s\n", coefficients_line(fused).c_str(), coefficients_line(two).c_str());
-  if (!lines.empty()) print_choice_changes(lines, choices, with_fit(with_fit(shipped_models(), fused), two));
+  const CostModels refit = with_fit(with_fit(shipped_models(), fused), two);
+  if (!lines.empty()) print_choice_changes(lines, choices, refit);
+  if (!picks_out.empty()) {
+    std::vector<NamedPath> inputs{{"--choices", choices}};
+    for (const std::string& r : reports) inputs.emplace_back("REPORT", r);
+    check_outputs_distinct({{"--picks-sweep", picks_out}}, inputs);
+    check_output_file("--picks-sweep", picks_out);
+    write_text_file_atomic(picks_out, picks_sweep(lines, choices, refit, o.sm_count, picks_max));
+    std::printf("%s: the sweep of the changed picks, before and after\n", picks_out.c_str());
+  }
   return 0;
 }
 

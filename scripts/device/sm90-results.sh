@@ -22,6 +22,8 @@
 #               not in the default list; FIT_SHARD=I/N runs a part: the whole is > 10 minutes)
 #   fit-fused   the fused cases of that sweep alone (about one call), then bench/sm90_fit's refit
 #               of them (not in the default list)
+#   picks       PICKS=FILE: the sweep bench/sm90_fit --picks-sweep wrote, the picks a refit changes
+#               before and after, and their table (not in the default list)
 #   heldout     the same on configs/sm90-fit-heldout.json, 10 shapes outside the fit: the models'
 #               held-out check (tests/fixtures/sm90-fit/heldout.json; not in the default list)
 #   limits      ncu of the fused kernel at 16x57344x8192 and 128x7168x16384: speed of light,
@@ -283,6 +285,36 @@ json.dump(c, open(sys.argv[2],"w"), indent=1)' configs/sm90-fit.json "$R/fit/sm9
   echo "fit-fused rc=$?"; grep -E '^sweep: [0-9]' "$R/fit/fit-fused.log"
   build-sm90/sm90_fit "$R/fit/fit-fused.json" --choices tests/fixtures/sm90-choices.txt > "$R/fit/fit-fused.txt" 2>&1
   echo "sm90_fit rc=$?"; grep -E "model|error|picks|changes" "$R/fit/fit-fused.txt"
+}
+
+# The picks a refit changes, before and after, pinned, in one sweep: PICKS=FILE is the config
+# bench/sm90_fit --picks-sweep wrote (docs/kernels.md, "Refitting the cost models"); picks.txt
+# is the table, after vs before per shape and their geomean (not in the default list).
+step_picks() {
+  mkdir -p "$R/picks"
+  [[ -f ${PICKS:-} ]] || { echo "picks: PICKS=FILE (a config of sm90_fit --picks-sweep) is not given"; return 1; }
+  timeout 560 $BIN sweep "$PICKS" --no-isolate --json "$R/picks/picks.json" --overwrite --progress lines \
+    > "$R/picks/picks.log" 2>&1
+  echo "picks rc=$?"; grep -E '^sweep: [0-9]' "$R/picks/picks.log"
+  "$PY" - "$R/picks/picks.json" <<'PYEOF' | tee "$R/picks/picks.txt"
+import json, math, sys
+rows = {}
+for c in json.load(open(sys.argv[1]))["cases"]:
+    p = c["problem"]; shape = "%dx%dx%d" % (p["m"], p["n"], p["k"]) + ("x%d" % p["l"] if p["l"] > 1 else "")
+    us = c["kernel_timing"]["stats"]["median_us"] if c["disposition"] == "passed" else None
+    rows.setdefault(shape, {})[c["sweep"]["name"]] = (c["kernel"].get("configuration", "?"), us, c["disposition"])
+print("| shape | before | us | after | us | after vs before |")
+print("|---|---|---|---|---|---|")
+gains = []
+for shape, r in rows.items():
+    b, a = r.get("before", ("-", None, "missing")), r.get("after", ("-", None, "missing"))
+    gain = b[1] / a[1] if b[1] and a[1] else None
+    if gain: gains.append(gain)
+    cell = lambda x: "%.1f" % x[1] if x[1] else x[2]
+    print("| %s | %s | %s | %s | %s | %s |" % (shape, b[0], cell(b), a[0], cell(a), "%.2fx" % gain if gain else "-"))
+if gains:
+    print("\n%d shapes: geomean %.3fx, %.2f-%.2fx" % (len(gains), math.exp(sum(map(math.log, gains)) / len(gains)), min(gains), max(gains)))
+PYEOF
 }
 
 step_heldout() {

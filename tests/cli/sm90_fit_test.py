@@ -75,6 +75,21 @@ class Sm90Fit(unittest.TestCase):
                                os.path.join(FIXTURES, "small-m.json"))
             self.assertEqual(rc, 0, err)
             self.assertRegex(out, choices + r": the refit changes the picks of \d+ of 16\d\d lines")
+            # The sweep of the changed picks (a refit from the pairs alone: few timings, many changes)
+            # is a config the tool expands, two pinned cases a shape.
+            picks = os.path.join(d, "picks.json")
+            rc, out, err = fit("--choices", choices, "--picks-sweep", picks, "--picks-max", "3",
+                               os.path.join(FIXTURES, "streamk.json"))
+            self.assertEqual(rc, 0, err)
+            with open(picks) as f:
+                cfg = json.load(f)
+            self.assertEqual([c["name"] for c in cfg["cases"]], ["before", "after"] * 3)
+            for before, after in zip(cfg["cases"][::2], cfg["cases"][1::2]):
+                self.assertEqual(before["shape"], after["shape"])
+                self.assertNotEqual(before["kernel_config"], after["kernel_config"])
+            rc, out, err = run("sweep", picks, "--list-cases", env=HOST_ENV)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("6 cases", out)
             rc, _, err = fit("--choices", choices, "--write-choices", choices)
             self.assertEqual(rc, 2)
             self.assertIn("--write-choices", err)
