@@ -7,7 +7,8 @@
 // coefficients are in heuristics.cpp and the fitter is rebuilt); --picks-sweep OUT writes a
 // sweep config that times, on the first --picks-max lines at --sm-count SMs whose pick the refit
 // changes, the pick before (case "before") and after ("after"), both pinned. Writes nothing else.
-// Usage: sm90_fit [--within 1.5] [--sm-count 132] [--choices FILE [--write-choices OUT]
+// --residuals lists each timing used with both estimates.
+// Usage: sm90_fit [--within 1.5] [--sm-count 132] [--residuals] [--choices FILE [--write-choices OUT]
 // [--picks-sweep OUT [--picks-max 40]]] [REPORT.json...] (docs/kernels.md, "Refitting the cost
 // models"). Exit codes: 0 done, 2 bad usage or input (naming the file, key or line).
 #include <CLI/CLI.hpp>
@@ -44,7 +45,7 @@ std::string picks_line(const char* what, const PickCheck& p) {
   return out + "\n";
 }
 
-void print_fit(const std::vector<Timed>& timings, const ModelFit& f, int sms) {
+void print_fit(const std::vector<Timed>& timings, const ModelFit& f, int sms, bool residuals) {
   const bool two = f.path == Path::TwoPhase;
   std::printf("%s model: %d timings within the bound of their shape's fastest, %d shapes\n",
               two ? "two-phase" : "fused", f.timings, f.shapes);
@@ -60,6 +61,13 @@ void print_fit(const std::vector<Timed>& timings, const ModelFit& f, int sms) {
   std::fputs(picks_line("shipped", check_picks(timings, f.path, shipped_models(), sms)).c_str(), stdout);
   std::fputs(picks_line("refit  ", check_picks(timings, f.path, with_fit(shipped_models(), f), sms)).c_str(),
              stdout);
+  if (!residuals) return;
+  std::printf("  %-20s %-36s %10s %10s %8s %10s %8s\n", "shape", "configuration", "us", "shipped", "error",
+              "refit", "error");
+  for (const ModelFit::Residual& r : f.residuals)
+    std::printf("  %-20s %-36s %10.2f %10.2f %+7.1f%% %10.2f %+7.1f%%\n", shape_name(r.timed.shape).c_str(),
+                describe(r.timed.config).c_str(), r.timed.us, r.shipped_us, 100 * (r.shipped_us / r.timed.us - 1),
+                r.fitted_us, 100 * (r.fitted_us / r.timed.us - 1));
 }
 
 struct ChoiceLine {
@@ -134,6 +142,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> reports;
   std::string choices, write_choices, picks_out;
   int picks_max = 40;
+  bool residuals = false;
   FitOptions o;
   app.add_option("reports", reports, "reports in the tool's JSON format (a sweep with kernel_config \"all\")");
   app.add_option("--choices", choices, "the choices fixture (tests/fixtures/sm90-choices.txt): count the lines "
@@ -145,6 +154,7 @@ int run(int argc, char** argv) {
                                              "--choices file, before and after, to this new file")
       ->needs("--choices");
   app.add_option("--picks-max", picks_max, "the --picks-sweep's most shapes")->check(CLI::Range(1, 10000));
+  app.add_flag("--residuals", residuals, "print each timing used with both models' estimates");
   app.add_option("--within", o.within, "fit to the timings at most this many times their shape's fastest")
       ->check(CLI::Range(1.0, 100.0));
   app.add_option("--sm-count", o.sm_count, "the SM count of the GPU the timings were taken on")
@@ -182,7 +192,7 @@ int run(int argc, char** argv) {
                       "and kernel_timing.stats.median_us");
   for (const ModelFit* f : {&fused, &two})
     if (f->timings > 0) {
-      print_fit(timings, *f, o.sm_count);
+      print_fit(timings, *f, o.sm_count, residuals);
       std::printf("\n");
     }
   std::printf("kernels/sm90/heuristics.cpp, kShipped with these coefficients (a model without timings keeps "

@@ -202,8 +202,9 @@ ModelFit fit_model(const std::vector<Timed>& timings, Path path, const FitOption
   for (int i = 0; i < n; ++i) fitted[i] = f.terms[i].fitted;
   double sum_shipped = 0, sum_fitted = 0;
   for (const auto& [terms, t] : used) {
-    const double es = std::fabs(estimate(terms, shipped) / t->us - 1.0);
-    const double ef = std::fabs(estimate(terms, fitted) / t->us - 1.0);
+    f.residuals.push_back({*t, estimate(terms, shipped), estimate(terms, fitted)});
+    const double es = std::fabs(f.residuals.back().shipped_us / t->us - 1.0);
+    const double ef = std::fabs(f.residuals.back().fitted_us / t->us - 1.0);
     sum_shipped += es;
     sum_fitted += ef;
     if (es > f.shipped_worst) {

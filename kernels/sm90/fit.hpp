@@ -51,6 +51,12 @@ struct ModelFit {
   // and the fitted ones, and where the worst is ("SHAPE CONFIGURATION").
   double shipped_mean = 0, shipped_worst = 0, fitted_mean = 0, fitted_worst = 0;
   std::string shipped_worst_at, fitted_worst_at;
+  // Each used timing with both estimates, in shape order (where a model misses, and how).
+  struct Residual {
+    Timed timed;
+    double shipped_us = 0, fitted_us = 0;
+  };
+  std::vector<Residual> residuals;
 };
 
 ModelFit fit_model(const std::vector<Timed>& timings, Path path, const FitOptions& o = {});

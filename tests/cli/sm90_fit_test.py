@@ -36,6 +36,14 @@ class Sm90Fit(unittest.TestCase):
         fused, two = pasted(out)
         self.assertEqual((len(fused), len(two)), (11, 8))
         self.assertTrue(all(x > 0 for x in fused + two), out)
+        # --residuals: each used timing with both estimates (the stream-K pairs: 63 of the 64
+        # timings are within 1.5x of their shape's faster)
+        rc, out, err = fit("--residuals", os.path.join(FIXTURES, "streamk.json"))
+        self.assertEqual(rc, 0, err)
+        rows = re.findall(r"^  (\d+x\d+x\d+) +(fused .+?) +([\d.]+) +([\d.]+) +([-+][\d.]+)%", out, re.M)
+        self.assertEqual(len(rows), 63, out)
+        for shape, config, us, est, err_pct in rows:
+            self.assertAlmostEqual(float(err_pct), 100 * (float(est) / float(us) - 1), delta=0.11)
 
     def test_a_report_the_tool_wrote(self):
         """The keys it reads are those the tool writes: a host run's report, its case given an sm90
