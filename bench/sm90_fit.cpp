@@ -45,6 +45,16 @@ std::string picks_line(const char* what, const PickCheck& p) {
   return out + "\n";
 }
 
+const char* held_text(const TermFit& t) {
+  switch (t.why) {
+    case TermFit::Held::Unused: return "  (held: no timing exercises it)";
+    case TermFit::Held::Explained: return "  (held: the other terms explain it)";
+    case TermFit::Held::Negative: return "  (held: it fitted negative)";
+    case TermFit::Held::No: break;
+  }
+  return "";
+}
+
 void print_fit(const std::vector<Timed>& timings, const ModelFit& f, int sms, bool residuals) {
   const bool two = f.path == Path::TwoPhase;
   std::printf("%s model: %d timings within the bound of their shape's fastest, %d shapes\n",
@@ -53,7 +63,7 @@ void print_fit(const std::vector<Timed>& timings, const ModelFit& f, int sms, bo
   for (const TermFit& t : f.terms)
     std::printf("  %-28s %10.4f %10.4f %+7.1f%% %8d%s\n", t.name.c_str(), t.shipped, t.fitted,
                 t.shipped != 0 ? 100.0 * (t.fitted / t.shipped - 1.0) : 0.0, t.timings,
-                t.held ? "  (held: shipped kept)" : "");
+                held_text(t));
   std::printf("  estimate error, shipped: mean %.1f %%, worst %.1f %% (%s)\n", 100 * f.shipped_mean,
               100 * f.shipped_worst, f.shipped_worst_at.c_str());
   std::printf("  estimate error, refit:   mean %.1f %%, worst %.1f %% (%s)\n", 100 * f.fitted_mean,

@@ -168,9 +168,14 @@ ModelFit fit_model(const std::vector<Timed>& timings, Path path, const FitOption
     for (int i = 0; i < n; ++i) f.terms[i].timings += terms[i] != 0.0;
   // Relative least squares: minimise the sum of ((terms . k - us) / us)^2 over the free terms,
   // the held ones' share taken from the time first. A term no timing exercises is held; so is
-  // one the others explain (its column a combination of theirs over these timings).
+  // one the others explain (its column a combination of theirs over these timings), and one
+  // that comes out negative (no count costs negative time: the timings do not pin it down), the
+  // most negative first, until every free term is >= 0.
   std::vector<bool> held(n);
-  for (int i = 0; i < n; ++i) held[i] = f.terms[i].timings == 0;
+  for (int i = 0; i < n; ++i) {
+    held[i] = f.terms[i].timings == 0;
+    if (held[i]) f.terms[i].why = TermFit::Held::Unused;
+  }
   for (;;) {
     std::vector<int> free;
     for (int i = 0; i < n; ++i)
@@ -192,6 +197,15 @@ ModelFit fit_model(const std::vector<Timed>& timings, Path path, const FitOption
     const int stuck = solve(a, b, free, x);
     if (stuck >= 0) {
       held[stuck] = true;
+      f.terms[stuck].why = TermFit::Held::Explained;
+      continue;
+    }
+    size_t worst = 0;
+    for (size_t r = 1; r < free.size(); ++r)
+      if (x[r] < x[worst]) worst = r;
+    if (x[worst] < 0.0) {
+      held[free[worst]] = true;
+      f.terms[free[worst]].why = TermFit::Held::Negative;
       continue;
     }
     for (size_t r = 0; r < free.size(); ++r) f.terms[free[r]].fitted = x[r];

@@ -39,7 +39,9 @@ struct TermFit {
   std::string name;
   double shipped = 0, fitted = 0;
   int timings = 0;     // used timings in which the term is not zero
-  bool held = false;   // not fitted (no timing exercises it, or the others explain it): shipped kept
+  bool held = false;   // not fitted: the shipped coefficient kept, for the reason `why`
+  enum class Held { No, Unused, Explained, Negative };
+  Held why = Held::No;  // no timing exercises it; the others explain it; it came out negative
 };
 
 // A model's fit, over the timings of its path (Path::Fused: split-K and stream-K; TwoPhase).

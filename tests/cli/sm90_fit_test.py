@@ -31,7 +31,7 @@ class Sm90Fit(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("fused model: ", out)
         self.assertIn("two-phase model: ", out)
-        self.assertRegex(out, r"k_blocks_tile32 +0\.3973 +0\.3973 .* 0  \(held: shipped kept\)")
+        self.assertRegex(out, r"k_blocks_tile32 +0\.3973 +0\.3973 .* 0  \(held: no timing exercises it\)")
         self.assertRegex(out, r"picks, refit  : geomean 1\.0\d\dx")
         fused, two = pasted(out)
         self.assertEqual((len(fused), len(two)), (11, 8))

@@ -452,10 +452,35 @@ TEST(Sm90Fit, HoldsATermTheOthersExplain) {
   all.within = 100.0;
   const sm90::ModelFit f = sm90::fit_model(timings, sm90::Path::Fused, all);
   int held_with_timings = 0;
-  for (const sm90::TermFit& t : f.terms) held_with_timings += t.held && t.timings > 0;
+  for (const sm90::TermFit& t : f.terms) {
+    held_with_timings += t.held && t.timings > 0;
+    if (t.held && t.timings > 0) {
+      EXPECT_EQ(t.why, sm90::TermFit::Held::Explained) << t.name;
+    }
+  }
   EXPECT_EQ(held_with_timings, 1);
   EXPECT_TRUE(f.terms[6].held || f.terms[7].held) << f.terms[6].name << " / " << f.terms[7].name;
   EXPECT_LT(f.fitted_worst, 1e-9);
+}
+
+// A term that fits negative is held: timings made by a model whose per-call prepass cost is
+// -3 us (no count costs negative time) leave prepass_call at its shipped value, every free term
+// >= 0, and the held term's why says so; the other terms fit what is left as well as they can
+// (closer than the shipped model).
+TEST(Sm90Fit, HoldsATermThatFitsNegative) {
+  sm90::CostModels truth = perturbed();
+  truth.fused[10] = -3.0;  // prepass_call
+  const std::vector<sm90::Timed> timings = timed_by(&truth);
+  sm90::FitOptions all;
+  all.within = 100.0;
+  const sm90::ModelFit f = sm90::fit_model(timings, sm90::Path::Fused, all);
+  ASSERT_EQ(f.terms[10].name, "prepass_call");
+  EXPECT_TRUE(f.terms[10].held);
+  EXPECT_EQ(f.terms[10].why, sm90::TermFit::Held::Negative);
+  EXPECT_EQ(f.terms[10].fitted, sm90::shipped_models().fused[10]);
+  for (const sm90::TermFit& t : f.terms) EXPECT_GE(t.fitted, 0.0) << t.name;
+  EXPECT_EQ(f.terms[1].why, sm90::TermFit::Held::Unused);  // k_blocks_tile32
+  EXPECT_LT(f.fitted_mean, f.shipped_mean);
 }
 
 // A chooser that ranks configurations badly shows in check_picks: a two-phase model to which
