@@ -24,6 +24,8 @@
 #               of them (not in the default list)
 #   picks       PICKS=FILE: the sweep bench/sm90_fit --picks-sweep wrote, the picks a refit changes
 #               before and after, and their table (not in the default list)
+#   refit       fit-fused, then picks on the sweep of its refit's changed picks, in one call (not
+#               in the default list)
 #   heldout     the same on configs/sm90-fit-heldout.json, 10 shapes outside the fit: the models'
 #               held-out check (tests/fixtures/sm90-fit/heldout.json; not in the default list)
 #   limits      ncu of the fused kernel at 16x57344x8192 and 128x7168x16384: speed of light,
@@ -280,7 +282,7 @@ step_fit-fused() {
   "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["name"]+="-fused"
 c["cases"]=[dict(x, kernels=["sm90-fused"]) for x in c["cases"] if "sm90-fused" in x["kernels"]]
 json.dump(c, open(sys.argv[2],"w"), indent=1)' configs/sm90-fit.json "$R/fit/sm90-fit-fused.json"
-  timeout 540 $BIN sweep "$R/fit/sm90-fit-fused.json" --no-isolate --json "$R/fit/fit-fused.json" --overwrite \
+  timeout "${FIT_TIMEOUT:-540}" $BIN sweep "$R/fit/sm90-fit-fused.json" --no-isolate --json "$R/fit/fit-fused.json" --overwrite \
     --progress lines > "$R/fit/fit-fused.log" 2>&1
   echo "fit-fused rc=$?"; grep -E '^sweep: [0-9]' "$R/fit/fit-fused.log"
   build-sm90/sm90_fit "$R/fit/fit-fused.json" --choices tests/fixtures/sm90-choices.txt > "$R/fit/fit-fused.txt" 2>&1
@@ -293,7 +295,7 @@ json.dump(c, open(sys.argv[2],"w"), indent=1)' configs/sm90-fit.json "$R/fit/sm9
 step_picks() {
   mkdir -p "$R/picks"
   [[ -f ${PICKS:-} ]] || { echo "picks: PICKS=FILE (a config of sm90_fit --picks-sweep) is not given"; return 1; }
-  timeout 560 $BIN sweep "$PICKS" --no-isolate --json "$R/picks/picks.json" --overwrite --progress lines \
+  timeout "${PICKS_TIMEOUT:-560}" $BIN sweep "$PICKS" --no-isolate --json "$R/picks/picks.json" --overwrite --progress lines \
     > "$R/picks/picks.log" 2>&1
   echo "picks rc=$?"; grep -E '^sweep: [0-9]' "$R/picks/picks.log"
   "$PY" - "$R/picks/picks.json" <<'PYEOF' | tee "$R/picks/picks.txt"
@@ -315,6 +317,17 @@ for shape, r in rows.items():
 if gains:
     print("\n%d shapes: geomean %.3fx, %.2f-%.2fx" % (len(gains), math.exp(sum(map(math.log, gains)) / len(gains)), min(gains), max(gains)))
 PYEOF
+}
+
+# fit-fused, then the picks its refit would change, before and after, in the same call (the
+# sweep is cut at FIT_TIMEOUT, default 380 s, and its finished cases kept; the picks sweep gets
+# PICKS_TIMEOUT, default 150 s): whether the refit's picks are faster, before adopting it.
+step_refit() {
+  FIT_TIMEOUT=${FIT_TIMEOUT:-380} step_fit-fused
+  build-sm90/sm90_fit "$R/fit/fit-fused.json" --choices tests/fixtures/sm90-choices.txt \
+    --picks-sweep "$R/fit/picks-sweep.json" --picks-max "${PICKS_MAX:-30}" > /dev/null 2>&1 || {
+    echo "refit: sm90_fit --picks-sweep failed"; return 1; }
+  PICKS="$R/fit/picks-sweep.json" PICKS_TIMEOUT=${PICKS_TIMEOUT:-150} step_picks
 }
 
 step_heldout() {
