@@ -5,8 +5,9 @@
 // tests/fixtures/sm90-choices.txt) it also counts the fixture's lines whose picks the refit
 // would change; --write-choices OUT writes FILE again with this build's picks (after the new
 // coefficients are in heuristics.cpp and the fitter is rebuilt); --picks-sweep OUT writes a
-// sweep config that times, on the first --picks-max lines at --sm-count SMs whose pick the refit
-// changes, the pick before (case "before") and after ("after"), both pinned. Writes nothing else.
+// sweep config that times, on at most --picks-max lines at --sm-count SMs whose pick the refit
+// changes (the fit's shapes first, then by the gain the refit claims), the pick before (case
+// "before") and after ("after"), both pinned. Writes nothing else.
 // --residuals lists each timing used with both estimates.
 // Usage: sm90_fit [--within 1.5] [--sm-count 132] [--residuals] [--choices FILE [--write-choices OUT]
 // [--picks-sweep OUT [--picks-max 40]]] [REPORT.json...] (docs/kernels.md, "Refitting the cost
@@ -14,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -121,24 +123,48 @@ void print_choice_changes(const std::vector<ChoiceLine>& lines, const std::strin
               changed > 10 ? " (the first 10:)" : "", first.c_str());
 }
 
-// A sweep config: per changed line (at `sms` SMs, its auto pick changed by m), the pick before and
-// after, pinned, cold, adaptive samples, GPU MODE data.
-std::string picks_sweep(const std::vector<ChoiceLine>& lines, const std::string& from, const CostModels& m, int sms,
-                        int most) {
-  nlohmann::json cases = nlohmann::json::array();
+double estimate_us(const Shape& s, const Config& c, int sms, const CostModels& m) {
+  return c.path == Path::TwoPhase ? estimate_two_phase_us(s, c.two_phase, sms, m) : estimate_fused_us(s, c.fused, sms, m);
+}
+
+// A sweep config: the lines (at `sms` SMs) whose auto pick models m change, each as the pick
+// before and after, pinned, cold, adaptive samples, GPU MODE data. At most `most` shapes: first
+// those of the timings given (the fit's shapes), then by the gain m claims, largest first.
+std::string picks_sweep(const std::vector<ChoiceLine>& lines, const std::vector<Timed>& timings,
+                        const std::string& from, const CostModels& m, int sms, int most) {
+  struct Change {
+    Shape s;
+    std::string before, after;
+    bool timed = false;
+    double gain = 1.0;  // m's estimate of before / of after
+  };
+  std::vector<Change> changes;
   for (const ChoiceLine& c : lines) {
-    if (!c.shape || c.sms != sms || static_cast<int>(cases.size()) >= 2 * most) continue;
-    Config now = choose_config(c.s, sms, Path::Auto, m);
-    const std::string before = c.picks.substr(3, c.picks.find(" | ", 3) - 3);  // " | AUTO | ..."
-    if (describe(now) == before) continue;
-    const nlohmann::json shape = {{"m", c.s.m}, {"n", c.s.n}, {"k", c.s.k}, {"l", c.s.l}};
-    cases.push_back({{"name", "before"}, {"shape", shape}, {"kernel_config", before}});
-    cases.push_back({{"name", "after"}, {"shape", shape}, {"kernel_config", describe(now)}});
+    if (!c.shape || c.sms != sms) continue;
+    const Config now = choose_config(c.s, sms, Path::Auto, m);
+    Change ch{c.s, c.picks.substr(3, c.picks.find(" | ", 3) - 3), describe(now)};  // " | AUTO | ..."
+    Config before;
+    if (ch.after == ch.before || !parse_config(ch.before, &before).empty()) continue;
+    ch.gain = estimate_us(c.s, before, sms, m) / estimate_us(c.s, now, sms, m);
+    for (const Timed& t : timings)
+      ch.timed |= t.shape.m == c.s.m && t.shape.n == c.s.n && t.shape.k == c.s.k && t.shape.l == c.s.l;
+    changes.push_back(ch);
+  }
+  std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
+    return x.timed != y.timed ? x.timed : x.gain > y.gain;
+  });
+  if (static_cast<int>(changes.size()) > most) changes.resize(most);
+  nlohmann::json cases = nlohmann::json::array();
+  for (const Change& ch : changes) {
+    const nlohmann::json shape = {{"m", ch.s.m}, {"n", ch.s.n}, {"k", ch.s.k}, {"l", ch.s.l}};
+    cases.push_back({{"name", "before"}, {"shape", shape}, {"kernel_config", ch.before}});
+    cases.push_back({{"name", "after"}, {"shape", shape}, {"kernel_config", ch.after}});
   }
   const nlohmann::json config = {
       {"name", "sm90-picks"},
-      {"description", fmt::format("The sm90 auto picks a refit changes on {} at {} SMs (at most {} shapes): "
-                                  "case \"before\" the file's pick, \"after\" the refit's, both pinned",
+      {"description", fmt::format("The sm90 auto picks a refit changes on {} at {} SMs (at most {} shapes: the "
+                                  "fit's first, then by the gain the refit claims): case \"before\" the file's "
+                                  "pick, \"after\" the refit's, both pinned",
                                   from, sms, most)},
       {"defaults",
        {{"kernels", {"sm90"}}, {"references", {"auto"}}, {"peers", nlohmann::json::array()},
@@ -215,7 +241,7 @@ int run(int argc, char** argv) {
     for (const std::string& r : reports) inputs.emplace_back("REPORT", r);
     check_outputs_distinct({{"--picks-sweep", picks_out}}, inputs);
     check_output_file("--picks-sweep", picks_out);
-    write_text_file_atomic(picks_out, picks_sweep(lines, choices, refit, o.sm_count, picks_max));
+    write_text_file_atomic(picks_out, picks_sweep(lines, timings, choices, refit, o.sm_count, picks_max));
     std::printf("%s: the sweep of the changed picks, before and after\n", picks_out.c_str());
   }
   return 0;
