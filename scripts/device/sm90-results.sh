@@ -13,7 +13,8 @@
 #   loop        bench/sm90_loop_bench (the fused consumer loop alone, its variants)
 #   sanitize-nstep  memcheck and racecheck of the two-phase path on shapes whose tiles have a
 #               BN % 64 tail (128x144, 128x80, 128x48) and on N % 8 != 0 (not in the default list)
-#   sweep       both shipped sweep configs with --peers dequant-f16,f16-predeq (adaptive, cold)
+#   sweep       both shipped sweep configs with --peers dequant-f16,f16-predeq (adaptive, cold),
+#               and the cost models' error on those picks (model.txt, bench/sm90_fit --residuals)
 #   peers       4096^3, 8192^3, 2048x8192x8192 with --peers all (the mainloop beside cuBLASLt)
 #   default     the default problem (README's sample output)
 #   fit         the tool's sweep of configs/sm90-fit.json: every configuration the two cost models
@@ -190,6 +191,10 @@ step_sweep() {
       --overwrite --progress lines > "$R/sweep/$c.log" 2>&1
     echo "sweep $c rc=$?"; grep -E '^sweep: [0-9]' "$R/sweep/$c.log"
   done
+  # The cost models against the picks just timed (each timing with both estimates): how far the
+  # shipped coefficients are from the kernel as it is.
+  build-sm90/sm90_fit "$R"/sweep/*.json --within 100 --residuals > "$R/sweep/model.txt" 2>&1
+  echo "sm90_fit rc=$?"; grep -E "model:|estimate error, shipped" "$R/sweep/model.txt"
 }
 
 step_peers() {
