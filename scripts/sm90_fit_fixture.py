@@ -87,7 +87,8 @@ def read_report_paths(paths, timings):
             doc = json.load(f)
         for c in doc["cases"]:
             cfg = c.get("kernel", {}).get("configuration", "")
-            if c.get("disposition") != "passed" or not SM90_CONFIG.match(cfg):
+            if (c.get("disposition") != "passed" or not SM90_CONFIG.match(cfg)
+                    or c["kernel"].get("name") not in ("sm90", "sm90-fused", "sm90-2phase")):
                 continue
             p = c["problem"]
             t = timings.setdefault((p["m"], p["n"], p["k"], p.get("l", 1)), {})

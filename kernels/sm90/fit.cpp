@@ -123,6 +123,10 @@ void add_timings(const json& report, const std::string& what, std::vector<Timed>
     const std::string where = fmt::format("{}: cases[{}]", what, i);
     if (c.is_object() && c.contains("disposition") && c.at("disposition") != "passed") continue;
     const json& kernel = need(c, "kernel", false, where);
+    const auto name = kernel.find("name");
+    if (name == kernel.end() || !name->is_string() ||
+        (*name != "sm90" && *name != "sm90-fused" && *name != "sm90-2phase"))
+      continue;
     if (!kernel.contains("configuration") || !kernel.at("configuration").is_string()) continue;
     Timed t;
     if (!parse_config(kernel.at("configuration").get<std::string>(), &t.config).empty()) continue;

@@ -24,8 +24,8 @@ struct Timed {
 
 // Adds the timings of a report in the tool's format to `into`: each case's problem.{m,n,k,l},
 // kernel.configuration and kernel_timing.stats.median_us. Cases whose disposition is other than
-// "passed" are left out, and so are cases of other kernels (no configuration, or one that is not
-// sm90's: parse_config refuses it). A configuration timed more than once on one shape (in this
+// "passed" are left out, and so are cases of other kernels (kernel.name not sm90, sm90-fused or
+// sm90-2phase) and cases without a configuration parse_config accepts. A configuration timed more than once on one shape (in this
 // report or one added before) keeps the lower median. Throws usage_error "WHAT:
 // cases[3].kernel_timing.stats.median_us: missing; expected a number".
 void add_timings(const nlohmann::json& report, const std::string& what, std::vector<Timed>& into);

@@ -46,8 +46,9 @@ class Sm90Fit(unittest.TestCase):
             self.assertAlmostEqual(float(err_pct), 100 * (float(est) / float(us) - 1), delta=0.11)
 
     def test_a_report_the_tool_wrote(self):
-        """The keys it reads are those the tool writes: a host run's report, its case given an sm90
-        configuration, is one fused timing (too few to fit most terms: they are held)."""
+        """The keys it reads are those the tool writes: a host run's report, its case renamed
+        sm90-fused with an sm90 configuration, is one fused timing (too few to fit most terms:
+        they are held)."""
         with tempfile.TemporaryDirectory() as d:
             rep = os.path.join(d, "naive.json")
             rc, out, err = run("--kernel", "host", "--m", "64", "--n", "64", "--k", "256", "--iters", "3",
@@ -58,7 +59,7 @@ class Sm90Fit(unittest.TestCase):
             self.assertIn("no sm90 configuration timings in " + rep, err)
             with open(rep) as f:
                 r = json.load(f)
-            r["cases"][0]["kernel"]["configuration"] = "fused 64x128 split 1"
+            r["cases"][0]["kernel"].update(name="sm90-fused", configuration="fused 64x128 split 1")
             patched = os.path.join(d, "as-sm90.json")
             with open(patched, "w") as f:
                 json.dump(r, f)

@@ -511,7 +511,8 @@ TEST(Sm90Fit, ReadsPassedSm90TimingsAndNamesWhatIsWrong) {
   nlohmann::json report = {{"cases", nlohmann::json::array({
       c("fused 128x128 split 2", 20.0, "passed"), c("fused 128x128 split 2", 18.0, nullptr),
       c("fused 128x128 split 2", 15.0, "incorrect"), c("two-phase 128x256 split 1 group 8", 30.0, "passed", 2),
-      c(nullptr, 5.0, "passed"), c("cublaslt algo 3", 5.0, "passed")})}};
+      c(nullptr, 5.0, "passed"), c("cublaslt algo 3", 5.0, "passed"), c("fused 128x128 split 4", 5.0, "passed")})}};
+  report["cases"][6]["kernel"]["name"] = "my-plugin";  // an sm90-like configuration of another kernel
   std::vector<sm90::Timed> t;
   sm90::add_timings(report, "r.json", t);
   ASSERT_EQ(t.size(), 2u);
