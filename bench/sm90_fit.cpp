@@ -193,8 +193,10 @@ int run(int argc, char** argv) {
   app.add_flag("--residuals", residuals, "print each timing used with both models' estimates");
   app.add_option("--within", o.within, "fit to the timings at most this many times their shape's fastest")
       ->check(CLI::Range(1.0, 100.0));
-  app.add_option("--sm-count", o.sm_count, "the SM count of the GPU the timings were taken on")
-      ->check(CLI::Range(1, 1024));
+  CLI::Option* sm_opt = app.add_option("--sm-count", o.sm_count,
+                                       "the SM count of the GPU the timings were taken on, where the reports "
+                                       "name none (default 132; a report's device.sm_count is used otherwise)")
+                           ->check(CLI::Range(1, 1024));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -220,6 +222,10 @@ int run(int argc, char** argv) {
   }
   std::vector<Timed> timings;
   for (const std::string& path : reports) add_timings(parse_json_checked(read_input_file(path), path), path, timings);
+  const int sms = timings_sm_count(timings, o.sm_count);
+  if (sm_opt->count() > 0 && sms != o.sm_count)
+    throw usage_error(fmt::format("--sm-count {}: the reports were taken on a GPU with {} SMs", o.sm_count, sms));
+  o.sm_count = sms;
   const ModelFit fused = fit_model(timings, Path::Fused, o);
   const ModelFit two = fit_model(timings, Path::TwoPhase, o);
   if (fused.timings == 0 && two.timings == 0)

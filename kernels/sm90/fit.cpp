@@ -117,6 +117,13 @@ void add_timings(const json& report, const std::string& what, std::vector<Timed>
   };
   std::map<Key, size_t> seen;
   for (size_t i = 0; i < out.size(); ++i) seen.emplace(key_of(out[i]), i);
+  int sms = 0;
+  if (const auto d = report.find("device"); d != report.end() && d->is_object() && d->contains("sm_count")) {
+    const json& v = d->at("sm_count");
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 100000)
+      throw usage_error(fmt::format("{}: device.sm_count: {}; expected an integer >= 1", what, v.dump()));
+    sms = static_cast<int>(v.get<int64_t>());
+  }
   const json& cases = report.at("cases");
   for (size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
@@ -137,6 +144,7 @@ void add_timings(const json& report, const std::string& what, std::vector<Timed>
     const json& stats = need(need(c, "kernel_timing", false, where), "stats", false, where + ".kernel_timing");
     const json& median = need(stats, "median_us", true, where + ".kernel_timing.stats");
     t.us = median.get<double>();
+    t.sm_count = sms;
     if (!(t.us > 0) || !std::isfinite(t.us))
       throw usage_error(fmt::format("{}.kernel_timing.stats.median_us: {}; expected a number > 0", where,
                                     median.dump()));
@@ -147,6 +155,18 @@ void add_timings(const json& report, const std::string& what, std::vector<Timed>
       out[it->second].us = std::min(out[it->second].us, t.us);
     }
   }
+}
+
+int timings_sm_count(const std::vector<Timed>& timings, int fallback) {
+  int sms = 0;
+  for (const Timed& t : timings) {
+    if (t.sm_count == 0 || t.sm_count == sms) continue;
+    if (sms != 0)
+      throw usage_error(fmt::format("timings from GPUs with {} and {} SMs: fit one GPU's at a time", sms,
+                                    t.sm_count));
+    sms = t.sm_count;
+  }
+  return sms != 0 ? sms : fallback;
 }
 
 ModelFit fit_model(const std::vector<Timed>& timings, Path path, const FitOptions& o) {
@@ -165,7 +185,7 @@ ModelFit fit_model(const std::vector<Timed>& timings, Path path, const FitOption
     for (const Timed* t : list) fastest = std::min(fastest, t->us);
     ++f.shapes;
     for (const Timed* t : list)
-      if (t->us <= o.within * fastest) used.emplace_back(terms_of(*t, o.sm_count), t);
+      if (t->us <= o.within * fastest) used.emplace_back(terms_of(*t, t->sm_count > 0 ? t->sm_count : o.sm_count), t);
   }
   f.timings = static_cast<int>(used.size());
   for (const auto& [terms, t] : used)

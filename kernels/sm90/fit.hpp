@@ -20,20 +20,26 @@ struct Timed {
   Shape shape;
   Config config;
   double us = 0;
+  int sm_count = 0;  // the report's device.sm_count; 0 where it names none
 };
 
 // Adds the timings of a report in the tool's format to `into`: each case's problem.{m,n,k,l},
 // kernel.configuration and kernel_timing.stats.median_us. Cases whose disposition is other than
 // "passed" are left out, and so are cases of other kernels (kernel.name not sm90, sm90-fused or
-// sm90-2phase) and cases without a configuration parse_config accepts. A configuration timed more than once on one shape (in this
+// sm90-2phase) and cases without a configuration parse_config accepts. Each timing carries the
+// report's device.sm_count (an integer >= 1 where present). A configuration timed more than once on one shape (in this
 // report or one added before) keeps the lower median. Throws usage_error "WHAT:
 // cases[3].kernel_timing.stats.median_us: missing; expected a number".
 void add_timings(const nlohmann::json& report, const std::string& what, std::vector<Timed>& into);
 
 struct FitOptions {
   double within = 1.5;  // timings used: at most this many times their shape's fastest
-  int sm_count = 132;   // the SM count of the GPU the timings were taken on
+  int sm_count = 132;   // the SM count for timings whose report names none
 };
+
+// The one SM count of the timings' reports (those that name one), else `fallback`; usage_error
+// when they name two ("timings from GPUs with 132 and 114 SMs: fit one GPU's at a time").
+int timings_sm_count(const std::vector<Timed>& timings, int fallback);
 
 struct TermFit {
   std::string name;

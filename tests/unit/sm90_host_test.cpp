@@ -546,4 +546,27 @@ TEST(Sm90Fit, ReadsPassedSm90TimingsAndNamesWhatIsWrong) {
   bad["cases"][0]["problem"]["m"] = 0;
   EXPECT_EQ(refused(bad), "r.json: cases[0].problem.m: 0; expected an integer >= 1");
   EXPECT_EQ(refused(nlohmann::json::object()), "r.json: cases: missing; expected an array of cases");
+  // The report's SM count goes with each timing; two GPUs' timings are not one fit.
+  EXPECT_EQ(t[0].sm_count, 0);
+  EXPECT_EQ(sm90::timings_sm_count(t, 132), 132);
+  nlohmann::json h100 = again;
+  h100["device"] = {{"name", "NVIDIA H100 PCIe"}, {"sm_count", 114}};
+  h100["cases"][0]["problem"]["k"] = 1024;
+  sm90::add_timings(h100, "h100.json", t);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[2].sm_count, 114);
+  EXPECT_EQ(sm90::timings_sm_count(t, 132), 114);
+  nlohmann::json h200 = h100;
+  h200["device"]["sm_count"] = 132;
+  h200["cases"][0]["problem"]["k"] = 2048;
+  sm90::add_timings(h200, "h200.json", t);
+  try {
+    sm90::timings_sm_count(t, 132);
+    ADD_FAILURE() << "two SM counts accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "timings from GPUs with 114 and 132 SMs: fit one GPU's at a time");
+  }
+  bad = report;
+  bad["device"] = {{"sm_count", "many"}};
+  EXPECT_EQ(refused(bad), "r.json: device.sm_count: \"many\"; expected an integer >= 1");
 }
