@@ -70,7 +70,7 @@ class LaunchGraphs {
   // Called on a miss: true when the caller should capture `key`'s launches now (seen before,
   // and there is room); else the sighting is recorded and the caller launches directly.
   bool should_build(const LaunchKey& key) {
-    if (graphs_.size() >= capacity_) return false;
+    if (graphs_.size() >= capacity_ || refused_.count(key)) return false;
     if (seen_.count(key)) return true;
     if (seen_.size() >= 4 * capacity_) seen_.clear();  // bounded too; forgetting costs a direct launch
     seen_.insert(key);
@@ -80,12 +80,20 @@ class LaunchGraphs {
     seen_.erase(key);
     return graphs_.emplace(key, std::move(g)).first->second;
   }
+  // The runtime refused to capture or instantiate `key`'s launches (another thread's capture
+  // may forbid it): the call launches directly from now on, and no later call retries it.
+  void refuse(const LaunchKey& key) {
+    seen_.erase(key);
+    if (refused_.size() >= 4 * capacity_) refused_.clear();  // bounded; forgetting costs one retry
+    refused_.insert(key);
+  }
   size_t size() const { return graphs_.size(); }
+  size_t refused() const { return refused_.size(); }
 
  private:
   size_t capacity_;
   std::unordered_map<LaunchKey, Graph, LaunchKeyHash> graphs_;
-  std::unordered_set<LaunchKey, LaunchKeyHash> seen_;
+  std::unordered_set<LaunchKey, LaunchKeyHash> seen_, refused_;
 };
 
 }  // namespace nvfp4::sm90

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "kernels/sm90/heuristics.hpp"
 #include "kernels/sm90/launch.hpp"
@@ -16,6 +17,30 @@
 
 namespace nvfp4::sm90 {
 
+namespace {
+
+// This thread's stream-capture interaction mode set to relaxed for a scope, then restored:
+// another thread's capture in Global mode would otherwise forbid this thread's "potentially
+// unsafe" calls - a kernel's shared-memory limit raised, the capture stream's creation, the
+// instantiation - none of which touches a stream being captured. Not held while this launcher's
+// own capture records, so that an unsafe call in the launches themselves still fails the
+// capture instead of escaping it.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { swapped_ = cudaThreadExchangeStreamCaptureMode(&mode_) == cudaSuccess; }
+  ~RelaxedCaptureMode() {
+    if (swapped_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+  bool swapped_ = false;
+};
+
+}  // namespace
+
 DeviceState::DeviceState(int device) : device_(device) {
   const int sms = device >= 0 ? device_sm_count(device) : 0;
   if (sms > 0) sm_count_ = sms;
@@ -23,6 +48,7 @@ DeviceState::DeviceState(int device) : device_(device) {
 
 void DeviceState::ensure_smem_limit(const void* kernel, size_t bytes) {
   if (std::find(raised_.begin(), raised_.end(), kernel) != raised_.end()) return;
+  const RelaxedCaptureMode relaxed;
   NVFP4_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
   raised_.push_back(kernel);
@@ -80,24 +106,47 @@ void launch_direct(const Shape& s, const Operands& ops, const Config& c, void* w
   launch_fused(s, ops, c.fused, workspace, stream, dev);
 }
 
-// The same launches captured on the launcher's own stream into an instantiated graph.
-GraphExec capture(const Shape& s, const Operands& ops, const Config& c, void* workspace, DeviceState& dev) {
-  const cudaStream_t cap = dev.capture_stream.get();
-  NVFP4_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
+// The same launches captured on the launcher's own stream into an instantiated graph; nullopt
+// when the runtime refuses the capture or the instantiation (the caller then launches directly,
+// which reports any error that is not the capture's).
+std::optional<GraphExec> capture(const Shape& s, const Operands& ops, const Config& c, void* workspace,
+                                 DeviceState& dev) {
   cudaGraph_t graph = nullptr;
+  cudaStream_t cap = nullptr;
+  try {
+    {
+      const RelaxedCaptureMode relaxed;
+      cap = dev.capture_stream.get();
+    }
+    NVFP4_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
+  } catch (const Error&) {
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
   try {
     launch_direct(s, ops, c, workspace, cap, dev);
-  } catch (...) {
+  } catch (const Error&) {
     (void)cudaStreamEndCapture(cap, &graph);
     if (graph) (void)cudaGraphDestroy(graph);
     (void)cudaGetLastError();
-    throw;
+    return std::nullopt;
   }
-  NVFP4_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
+  if (cudaStreamEndCapture(cap, &graph) != cudaSuccess || graph == nullptr) {
+    if (graph) (void)cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
   cudaGraphExec_t exec = nullptr;
-  const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+  cudaError_t inst;
+  {
+    const RelaxedCaptureMode relaxed;
+    inst = cudaGraphInstantiate(&exec, graph, 0);
+  }
   (void)cudaGraphDestroy(graph);
-  NVFP4_CUDA_CHECK(inst);
+  if (inst != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
   return GraphExec(exec);
 }
 
@@ -119,7 +168,12 @@ void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspa
   GraphExec* g = dev.graphs.find(key);
   if (g == nullptr) {
     if (!dev.graphs.should_build(key)) return launch_direct(s, ops, c, workspace, stream, dev);
-    g = &dev.graphs.add(key, capture(s, ops, c, workspace, dev));
+    std::optional<GraphExec> built = capture(s, ops, c, workspace, dev);
+    if (!built) {
+      dev.graphs.refuse(key);
+      return launch_direct(s, ops, c, workspace, stream, dev);
+    }
+    g = &dev.graphs.add(key, std::move(*built));
   }
   NVFP4_CUDA_CHECK(cudaGraphLaunch(g->get(), stream));
 }

@@ -8,11 +8,13 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "src/device/buffer.hpp"
@@ -490,6 +492,71 @@ TEST(Sm90Gemm, RepeatedCallsReplayAsOneGraph) {
                           << " bad, first " << r.first;
     }
   }
+}
+
+// Repeated calls while another thread of the process holds a capture in Global mode (a caller
+// capturing its own work, as PyTorch does by default): the launcher's capture of the second
+// call runs in this thread's own capture, with its stream creation and instantiation in relaxed
+// mode, so it neither fails nor invalidates the other thread's capture; were the runtime to
+// refuse it, the call launches directly instead (the key is refused, not retried). Either way
+// every call's result is right and the other capture ends valid.
+TEST(Sm90Gemm, RepeatedCallsBesideAnotherThreadsGlobalCapture) {
+  NVFP4_REQUIRE_SM90();
+  const Shape s{200, 1000, 2048, 1};
+  const sm90::Config c = fused(128, 2);
+  int device = 0;
+  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
+  Stream stream;
+  DeviceTensors dt;
+  dt.allocate(s);
+  DeviceBuffer ws(sm90::workspace_bytes(s, c));
+  DeviceBuffer other_buf(4096);
+  sm90::DeviceState dev(device);
+  const uint64_t seed = 1500;
+  generate_device(Problem{s, Dist::GpuMode, seed}, dt, stream.get());
+  stream.sync();
+  std::atomic<int> phase{0};
+  cudaError_t other_begin = cudaErrorUnknown, other_end = cudaErrorUnknown;
+  cudaGraph_t other_graph = nullptr;
+  std::thread other([&] {
+    (void)cudaSetDevice(device);
+    cudaStream_t os = nullptr;
+    (void)cudaStreamCreateWithFlags(&os, cudaStreamNonBlocking);
+    other_begin = cudaStreamBeginCapture(os, cudaStreamCaptureModeGlobal);
+    (void)cudaMemsetAsync(other_buf.get(), 0, 4096, os);
+    phase.store(1);
+    while (phase.load() != 2) std::this_thread::yield();
+    other_end = cudaStreamEndCapture(os, &other_graph);
+    (void)cudaStreamDestroy(os);
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  // Only asynchronous work on this thread while the other captures: poison, three calls.
+  poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+  std::string failure;
+  try {
+    for (int call = 0; call < 3; ++call) sm90::launch(s, dt.view(), c, ws.get(), stream.get(), dev);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  phase.store(2);
+  other.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(other_begin, cudaSuccess);
+  EXPECT_EQ(other_end, cudaSuccess) << cudaGetErrorString(other_end);
+  EXPECT_NE(other_graph, nullptr);
+  if (other_graph) (void)cudaGraphDestroy(other_graph);
+  EXPECT_EQ(dev.graphs.size() + dev.graphs.refused(), 1u);  // built, or refused and launched directly
+  std::printf("[ info ] the second call %s\n", dev.graphs.size() == 1 ? "was captured and replayed"
+                                                                       : "was refused a graph: direct launches");
+  stream.sync();
+  const Check r = compare_with_exact(s, dt, seed, 3000);
+  EXPECT_EQ(r.bad, 0) << r.bad << "/" << r.checked << " bad, first " << r.first;
+  // And after the other capture: the next call replays (or launches directly) and verifies.
+  poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+  sm90::launch(s, dt.view(), c, ws.get(), stream.get(), dev);
+  stream.sync();
+  const Check again = compare_with_exact(s, dt, seed, 3000);
+  EXPECT_EQ(again.bad, 0) << again.bad << "/" << again.checked << " bad, first " << again.first;
 }
 
 // Configurations set by name, as --kernel-config sets them: every configuration the registered

@@ -320,3 +320,24 @@ TEST(Sm90Config, LaunchGraphsBuildOnTheSecondCallWithinCapacity) {
   EXPECT_FALSE(g.should_build(key(s, c, 5)));  // seen before, but no room: launched directly
   EXPECT_NE(g.find(k), nullptr);               // what was built stays
 }
+
+// A call whose capture the runtime refused launches directly from then on: never retried, and
+// other calls are not affected.
+TEST(Sm90Config, LaunchGraphsNeverRetryARefusedCall) {
+  sm90::LaunchGraphs<int> g(4);
+  int bufs[8];
+  const Shape s{128, 7168, 2048, 1};
+  const sm90::LaunchKey a = sm90::LaunchKey::of(s, sm90::Config{}, &bufs[0], &bufs[1], &bufs[2], &bufs[3], &bufs[4], &bufs[7]);
+  const sm90::LaunchKey b = sm90::LaunchKey::of(s, sm90::Config{}, &bufs[0], &bufs[1], &bufs[2], &bufs[3], &bufs[5], &bufs[7]);
+  EXPECT_FALSE(g.should_build(a));
+  EXPECT_TRUE(g.should_build(a));  // the capture is tried here, and refused
+  g.refuse(a);
+  EXPECT_EQ(g.refused(), 1u);
+  for (int call = 0; call < 5; ++call) EXPECT_FALSE(g.should_build(a)) << call;
+  EXPECT_EQ(g.find(a), nullptr);
+  EXPECT_FALSE(g.should_build(b));
+  EXPECT_TRUE(g.should_build(b));
+  g.add(b, 1);
+  EXPECT_EQ(g.size(), 1u);
+  EXPECT_FALSE(g.should_build(a));
+}
