@@ -141,8 +141,12 @@ void add_timings(const json& report, const std::string& what, std::vector<Timed>
     const std::string pw = where + ".problem";
     t.shape = Shape{need_extent(p, "m", pw), need_extent(p, "n", pw), need_extent(p, "k", pw),
                     p.contains("l") ? need_extent(p, "l", pw) : 1};
-    const json& stats = need(need(c, "kernel_timing", false, where), "stats", false, where + ".kernel_timing");
-    const json& median = need(stats, "median_us", true, where + ".kernel_timing.stats");
+    // Named, not temporaries: a reference returned by need() must not look bound to one (GCC 14's
+    // -Wdangling-reference).
+    const std::string tw = where + ".kernel_timing", sw = tw + ".stats";
+    const json& timing = need(c, "kernel_timing", false, where);
+    const json& stats = need(timing, "stats", false, tw);
+    const json& median = need(stats, "median_us", true, sw);
     t.us = median.get<double>();
     t.sm_count = sms;
     if (!(t.us > 0) || !std::isfinite(t.us))
