@@ -284,11 +284,18 @@ PickCheck check_picks(const std::vector<Timed>& timings, Path path, const CostMo
   for (const auto& [key, list] : by_shape(timings, path)) {
     ++pc.shapes;
     const Shape s = list.front()->shape;
-    const Timed* fastest = list.front();
+    // The fastest of what the chooser may take (a timing of a configuration it no longer weighs
+    // is no standard for it).
+    const Timed* fastest = nullptr;
     bool stream_k = false;
     for (const Timed* t : list) {
-      if (t->us < fastest->us) fastest = t;
+      if (!configuration_error(s, path, t->config, sms).empty()) continue;
+      if (!fastest || t->us < fastest->us) fastest = t;
       stream_k |= t->config.path == Path::Fused && t->config.fused.workers > 0;
+    }
+    if (!fastest) {
+      ++pc.untimed;
+      continue;
     }
     Config pick;
     pick.path = path;

@@ -73,7 +73,7 @@ ModelFit fit_model(const std::vector<Timed>& timings, Path path, const FitOption
 CostModels with_fit(const CostModels& base, const ModelFit& fit);
 
 // How each shape's pick by the models `m` stands against the fastest timed configuration of its
-// path: the fused chooser's (choose_fused where stream-K was timed on the shape, else
+// path that the chooser may take (configuration_error empty): the fused chooser's (choose_fused where stream-K was timed on the shape, else
 // choose_fused_split_k) or the two-phase one's. A pick that was not timed is counted, not ranked.
 struct PickCheck {
   int shapes = 0, untimed = 0;
