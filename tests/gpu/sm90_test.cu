@@ -280,9 +280,11 @@ TEST(Sm90Gemm, FusedEveryTileAndSplit) {
   uint64_t seed = 700;
   for (const Shape& s : shapes)
     for (int mt : {16, 32, 64, 128, 256})
-      for (int split : {1, 3})
+      for (int split : {1, 2, 4})
         for (Dist d : {Dist::GpuMode, Dist::Normal}) {
           const sm90::Config c = fused(mt, split);
+          // splits must start on B stages (fused_split_cuts_at_stages): the others are refused
+          if (!sm90::fused_split_cuts_at_stages(s, c.fused)) continue;
           const Check r = run_and_check(s, d, ++seed, c);
           EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad
                               << "/" << r.checked << " bad, first " << r.first;
@@ -328,7 +330,7 @@ TEST(Sm90Gemm, FusedStreamK) {
 TEST(Sm90Gemm, FusedManyUnitsAndGpuModeShapes) {
   NVFP4_REQUIRE_SM90();
   uint64_t seed = 800;
-  for (const sm90::Config c : {fused(64, 5), fused(128, 3), fused(256, 2), fused(32, 7)})
+  for (const sm90::Config c : {fused(64, 2), fused(128, 2), fused(256, 2), fused(32, 1)})
     for (Dist d : {Dist::GpuMode, Dist::Normal}) {
       const Shape s{1000, 1000, 512, 2};
       const Check r = run_and_check(s, d, ++seed, c);
@@ -379,7 +381,7 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
   for (const sm90::Config c : {two_phase(128, 128, 4), two_phase(256, 128, 7), two_phase(128, 144, 5),
                                fused(128, 8),
-                               fused(16, 13), fused(256, 5), fused(64, 16), stream_k(128, 100),
+                               fused(16, 16), fused(256, 4), fused(64, 16), stream_k(128, 100),
                                stream_k(16, 50)}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
@@ -401,7 +403,7 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
 TEST(Sm90Gemm, SplitKVerifiesWhateverTheWorkspaceHeld) {
   NVFP4_REQUIRE_SM90();
   const Shape s{200, 1000, 2048, 2};
-  const sm90::Config configs[] = {fused(16, 3),  fused(64, 8),          fused(128, 2),
+  const sm90::Config configs[] = {fused(16, 8),  fused(64, 8),          fused(128, 2),
                                   fused(256, 4), stream_k(128, 20),     stream_k(32, 64),
                                   two_phase(128, 128, 4), two_phase(256, 128, 2)};
   size_t bytes = 0;
@@ -436,7 +438,7 @@ TEST(Sm90Gemm, SplitKVerifiesWhateverTheWorkspaceHeld) {
 TEST(Sm90Gemm, SplitKInGraphReplays) {
   NVFP4_REQUIRE_SM90();
   const Shape s{128, 1536, 4096, 1};
-  for (const sm90::Config& c : {fused(128, 4), stream_k(64, 40), fused(256, 3), two_phase(128, 144, 3)}) {
+  for (const sm90::Config& c : {fused(128, 4), stream_k(64, 40), fused(256, 16), two_phase(128, 144, 3)}) {
     Stream stream;
     DeviceTensors dt;
     dt.allocate(s);
@@ -472,7 +474,7 @@ TEST(Sm90Gemm, RepeatedCallsReplayAsOneGraph) {
   NVFP4_REQUIRE_SM90();
   const Shape s{200, 1000, 2048, 2};
   uint64_t seed = 1300;
-  for (const sm90::Config& c : {fused(128, 2), stream_k(64, 40), fused(256, 3), fused(16, 1),
+  for (const sm90::Config& c : {fused(128, 2), stream_k(64, 40), fused(256, 8), fused(16, 1),
                                 two_phase(128, 128, 4), two_phase(256, 128, 1)}) {
     Stream stream;
     DeviceTensors dt;
@@ -567,8 +569,11 @@ TEST(Sm90Gemm, RepeatedCallsBesideAnotherThreadsGlobalCapture) {
 // This counts, per configuration, the calls whose output differs from the first call's (itself
 // checked against the exact reference), with an L2 flush between calls as cold mode does,
 // launched directly (a fresh launcher state each call) and replayed as a graph; split counts up
-// to 16, and the configuration that failed once in the sweep with aligned splits
-// (1024x8192x8192 split 16).
+// to 16, short and long units, few and many. OPEN BUG: 1024x8192x8192 split 16 (aligned, 8 K
+// blocks a unit, 8192 units) still differs in 5-10 % of calls on an H200 while split 8 there,
+// 1024x8192x2048 split 8 (4 K blocks a unit) and every other case here never did (200 calls
+// each); the chooser picks split 12-16 only where there are at most 8 tiles
+// (tests/fixtures/sm90-choices.txt). This test fails until that is found.
 TEST(Sm90Gemm, SplitKRepeatsBitForBit) {
   NVFP4_REQUIRE_SM90();
   struct Case {
@@ -578,7 +583,10 @@ TEST(Sm90Gemm, SplitKRepeatsBitForBit) {
   const Case cases[] = {{{128, 7168, 16384, 1}, fused(128, 4)},  {{128, 7168, 16384, 1}, fused(128, 8)},
                         {{128, 7168, 16384, 1}, fused(128, 16)}, {{16, 8192, 28672, 1}, fused(16, 4)},
                         {{16, 8192, 28672, 1}, fused(16, 16)},   {{128, 4096, 7168, 1}, fused(64, 4)},
-                        {{1024, 8192, 8192, 1}, fused(128, 16)}, {{128, 7168, 16384, 1}, stream_k(128, 132)}};
+                        {{1024, 8192, 8192, 1}, fused(128, 4)},  {{1024, 8192, 8192, 1}, fused(128, 8)},
+                        {{1024, 8192, 8192, 1}, fused(128, 16)}, {{128, 7168, 2048, 1}, fused(128, 4)},
+                        {{128, 7168, 2048, 1}, fused(128, 8)},   {{1024, 8192, 2048, 1}, fused(128, 8)},
+                        {{1024, 8192, 8192, 1}, stream_k(128, 132)}, {{128, 7168, 16384, 1}, stream_k(128, 132)}};
   // A split that starts inside a B stage is refused, not run.
   {
     const Shape s{128, 7168, 16384, 1};
