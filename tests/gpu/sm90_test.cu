@@ -570,9 +570,10 @@ TEST(Sm90Gemm, RepeatedCallsBesideAnotherThreadsGlobalCapture) {
 // checked against the exact reference), with an L2 flush between calls as cold mode does,
 // launched directly (a fresh launcher state each call) and replayed as a graph; split counts up
 // to 16, short and long units, few and many. OPEN BUG: 1024x8192x8192 split 16 (aligned, 8 K
-// blocks a unit, 8192 units) still differs in 5-10 % of calls on an H200 while split 8 there,
-// 1024x8192x2048 split 8 (4 K blocks a unit) and every other case here never did (200 calls
-// each); the chooser picks split 12-16 only where there are at most 8 tiles
+// blocks a unit, 8192 units) still differs in 2-10 % of calls on an H200 while split 8 there,
+// 1024x8192x2048 split 8 (4 K blocks a unit) and every other case here never did (100-200
+// calls each); with every unit forced onto the rolled scale copy 1024x8192x2048 split 8 differs
+// too. The chooser picks split 12-16 only where there are at most 8 tiles
 // (tests/fixtures/sm90-choices.txt). This test fails until that is found.
 TEST(Sm90Gemm, SplitKRepeatsBitForBit) {
   NVFP4_REQUIRE_SM90();
