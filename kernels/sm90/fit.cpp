@@ -10,26 +10,17 @@
 #include <utility>
 
 #include "src/core/error.hpp"
+#include "src/core/json.hpp"
 
 namespace nvfp4::sm90 {
 namespace {
 
 using nlohmann::json;
 
-const json& need(const json& j, const char* key, bool number, const std::string& where) {
-  if (!j.is_object() || !j.contains(key))
-    throw usage_error(fmt::format("{}.{}: missing; expected {}", where, key, number ? "a number" : "an object"));
-  const json& v = j.at(key);
-  if (number ? !v.is_number() : !v.is_object())
-    throw usage_error(fmt::format("{}.{}: wrong type; expected {}", where, key, number ? "a number" : "an object"));
-  return v;
-}
-
 int64_t need_extent(const json& problem, const char* key, const std::string& where) {
-  const json& v = need(problem, key, true, where);
-  if (!v.is_number_integer() || v.get<int64_t>() < 1)
-    throw usage_error(fmt::format("{}.{}: {}; expected an integer >= 1", where, key, v.dump()));
-  return v.get<int64_t>();
+  const int64_t v = json_need(problem, key, json::value_t::number_integer, where).get<int64_t>();
+  if (v < 1) throw usage_error(fmt::format("{}.{}: {}; expected an integer >= 1", where, key, v));
+  return v;
 }
 
 int path_terms(Path p) { return p == Path::TwoPhase ? kTwoPhaseTerms : kFusedTerms; }
@@ -129,7 +120,7 @@ void add_timings(const json& report, const std::string& what, std::vector<Timed>
     const json& c = cases[i];
     const std::string where = fmt::format("{}: cases[{}]", what, i);
     if (c.is_object() && c.contains("disposition") && c.at("disposition") != "passed") continue;
-    const json& kernel = need(c, "kernel", false, where);
+    const json& kernel = json_need(c, "kernel", json::value_t::object, where);
     const auto name = kernel.find("name");
     if (name == kernel.end() || !name->is_string() ||
         (*name != "sm90" && *name != "sm90-fused" && *name != "sm90-2phase"))
@@ -137,16 +128,16 @@ void add_timings(const json& report, const std::string& what, std::vector<Timed>
     if (!kernel.contains("configuration") || !kernel.at("configuration").is_string()) continue;
     Timed t;
     if (!parse_config(kernel.at("configuration").get<std::string>(), &t.config).empty()) continue;
-    const json& p = need(c, "problem", false, where);
+    const json& p = json_need(c, "problem", json::value_t::object, where);
     const std::string pw = where + ".problem";
     t.shape = Shape{need_extent(p, "m", pw), need_extent(p, "n", pw), need_extent(p, "k", pw),
                     p.contains("l") ? need_extent(p, "l", pw) : 1};
-    // Named, not temporaries: a reference returned by need() must not look bound to one (GCC 14's
-    // -Wdangling-reference).
+    // Named, not temporaries: a reference returned by json_need must not look bound to one
+    // (GCC 14's -Wdangling-reference).
     const std::string tw = where + ".kernel_timing", sw = tw + ".stats";
-    const json& timing = need(c, "kernel_timing", false, where);
-    const json& stats = need(timing, "stats", false, tw);
-    const json& median = need(stats, "median_us", true, sw);
+    const json& timing = json_need(c, "kernel_timing", json::value_t::object, where);
+    const json& stats = json_need(timing, "stats", json::value_t::object, tw);
+    const json& median = json_need(stats, "median_us", json::value_t::number_float, sw);
     t.us = median.get<double>();
     t.sm_count = sms;
     if (!(t.us > 0) || !std::isfinite(t.us))

@@ -16,8 +16,10 @@
 //     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait);
 //   * the B ring, kFusedBStageKb = 4 K blocks per stage: warp 1 lane 0 loads the tile's raw packed
 //     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the warp copies the rows'
-//     scale bytes (128 x 16, cp.async), completed on the stage's full mbarrier (1 expect_tx
-//     arrive + 32 cp.async.mbarrier.arrive.noinc). B does not depend on the prepass: warp 1 never
+//     scale bytes (128 x 16: 16-byte cp.async where the stage is 4 whole K blocks at aligned
+//     scales, else plain loads and stores), completed on the stage's full mbarrier (1 expect_tx
+//     arrive + one per lane: cp.async.mbarrier.arrive.noinc, or an ordinary arrive). B does not
+//     depend on the prepass: warp 1 never
 //     waits for it. Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of
 //     4) are what the change from one ring of K blocks was for: a model test that fed no B at all
 //     ran 20-27 % faster, TMA for the 32-byte rows alone no faster (docs/kernels.md);

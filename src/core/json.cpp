@@ -55,4 +55,26 @@ nlohmann::json parse_json_checked(const std::string& text, const std::string& wh
   }
 }
 
+const json& json_need(const json& j, const char* key, json::value_t type, const std::string& where) {
+  const auto it = j.find(key);
+  auto kind_ok = [&](const json& v) {
+    if (type == json::value_t::number_float) return v.is_number();
+    if (type == json::value_t::number_integer) return v.is_number_integer();
+    return v.type() == type;
+  };
+  if (it == j.end() || !kind_ok(*it)) {
+    const char* expected = type == json::value_t::number_float     ? "a number"
+                           : type == json::value_t::number_integer ? "an integer"
+                           : type == json::value_t::string         ? "a string"
+                           : type == json::value_t::array          ? "an array"
+                           : type == json::value_t::boolean        ? "a boolean"
+                                                                   : "an object";
+    // Top-level keys come after "FILE: ", nested ones after "FILE: path".
+    const char* sep = !where.empty() && where.back() == ' ' ? "" : ".";
+    throw usage_error(fmt::format("{}{}{}: {}; expected {}", where, sep, key,
+                                  it == j.end() ? "missing" : "wrong type", expected));
+  }
+  return *it;
+}
+
 }  // namespace nvfp4

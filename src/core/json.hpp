@@ -14,4 +14,11 @@ constexpr int kMaxJsonDepth = 64;
 nlohmann::json parse_json_checked(const std::string& text, const std::string& what,
                                   const char* not_json = "not JSON");
 
+// j[key] when j is an object holding it with the given type (number_float: any number), else
+// usage_error "WHERE.key: missing|wrong type; expected …" (no "." when WHERE ends in a space,
+// e.g. "FILE: "). Shared by every reader of reports and records (and of
+// the sm90 fitter's timings, kernels/sm90/fit.cpp).
+const nlohmann::json& json_need(const nlohmann::json& j, const char* key, nlohmann::json::value_t type,
+                                const std::string& where);
+
 }  // namespace nvfp4

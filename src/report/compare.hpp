@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "src/core/json.hpp"  // json_need
+
 namespace nvfp4 {
 
 struct CompareOptions {
@@ -43,12 +45,6 @@ struct CompareResult {
   std::vector<std::string> warnings;  // report-level: different devices, backends
   int regressions() const;
 };
-
-// j[key] when j is an object holding it with the given type (number_float: any number), else
-// usage_error "WHERE.key: missing|wrong type; expected …" (no "." when WHERE ends in a space,
-// e.g. "FILE: "). Shared by every reader of reports and records.
-const nlohmann::json& json_need(const nlohmann::json& j, const char* key, nlohmann::json::value_t type,
-                                const std::string& where);
 
 // A report's cases, checked for the keys compare reads; throws usage_error("WHAT: key: problem")
 // with `what` naming the file.
