@@ -18,9 +18,9 @@
 //     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the warp copies the rows'
 //     scale bytes (128 x 16: 16-byte cp.async where the stage is 4 whole K blocks at aligned
 //     scales, else plain loads and stores), completed on the stage's full mbarrier (1 expect_tx
-//     arrive + one per lane: cp.async.mbarrier.arrive.noinc, or an ordinary arrive). B does not
-//     depend on the prepass: warp 1 never
-//     waits for it. Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of
+//     arrive + one per lane: cp.async.mbarrier.arrive.noinc, or an ordinary arrive). The
+//     consumers read B with ordinary loads, so a refill waits for the empty barrier and then a
+//     proxy fence before its TMA. B does not depend on the prepass: warp 1 never waits for it. Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of
 //     4) are what the change from one ring of K blocks was for: a model test that fed no B at all
 //     ran 20-27 % faster, TMA for the 32-byte rows alone no faster (docs/kernels.md);
 //   warpgroup 0 runs setmaxnreg 56 (40 spilled the scale copies), warps 2 and 3 have nothing to do;
@@ -223,7 +223,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (WorkUnit x; walk.next(p, x);) {
         const int n0 = x.tn * kFusedRowsN;
         for (int kb = x.kb0; kb < x.kb1; kb += kFusedBStageKb) {
-          if (q >= SB) ptx::mbar_wait(emptyB + stage * 8, phase ^ 1u);
+          if (q >= SB) {
+            ptx::mbar_wait(emptyB + stage * 8, phase ^ 1u);
+            // The consumers read the stage with ordinary loads (generic proxy), the TMA below
+            // writes it through the async proxy: the empty barrier alone does not order the two.
+            // Without this fence the box's first rows were now and then overwritten before the
+            // last reads of the previous fill - one in six calls at 4096x8192x8192 split 16, wrong
+            // B rows 0-15 of one tile (docs/kernels.md, history).
+            ptx::fence_proxy_async_smem();
+          }
           const uint32_t fb = fullB + stage * 8;
           if (lane == 0) {
             ptx::mbar_arrive_expect_tx(fb, C::kBBytes);
