@@ -55,12 +55,6 @@ constexpr int kFusedATile = 128 * 128;     // bytes of one prepass tile: 128 row
 constexpr int kFusedBStageKb = 4;         // K blocks per stage of the raw-B ring (128 bytes a row)
 
 bool fused_tile_built(int m_tile);         // 16, 32, 64, 128, 256
-// The fused path's K splits must each start on a B stage (kFusedBStageKb K blocks): split s of S
-// covers K blocks [s*nk/S, (s+1)*nk/S), and every s*nk/S must be a multiple of 4. (Splits that
-// started inside a stage wrote wrong outputs now and then - about one call in ten at
-// 128x7168x16384 split 5 on an H200 - while those cut at stages never did: docs/kernels.md,
-// history.) Stream-K's pieces are cut at stages by construction; split 1 trivially.
-bool fused_split_cuts_at_stages(const Shape& s, const FusedConfig& c);
 bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 256x128
 
 // Fused workspace: [A prepass tiles][split-K partials][tile counters], 256-byte aligned parts.

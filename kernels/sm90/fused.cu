@@ -104,9 +104,6 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
                   cudaStream_t stream, DeviceState& dev) {
   if (!fused_tile_built(c.m_tile))
     throw usage_error(fmt::format("sm90: fused M tile {} not built (16/32/64/128/256)", c.m_tile));
-  if (!fused_split_cuts_at_stages(s, c))
-    throw usage_error(fmt::format("sm90: fused split {} at K = {} does not start every split on a {}-K-block B "
-                                  "stage", c.split, s.k, kFusedBStageKb));
   const FusedLayout w = fused_layout(s, c);
   uint8_t* ws = static_cast<uint8_t*>(workspace);
   fused::Params p{};
