@@ -59,7 +59,7 @@ bool fused_tile_built(int m_tile);         // 16, 32, 64, 128, 256
 // of S covers K blocks [s*nk/S, (s+1)*nk/S). The chooser weighs only such splits. The others run
 // and are right, but every stage of such a split takes the slow scale copy (plain loads: the
 // 16-byte cp.async needs a stage of 4 whole K blocks at an aligned offset): on an H200 the
-// chooser's picks among them ran at 0.55-0.79x of its picks without them (docs/kernels.md,
+// chooser's picks among them ran at 0.54-0.80x of its picks without them (docs/kernels.md,
 // history). Stream-K's pieces are cut at stages by construction; split 1 trivially.
 bool fused_split_cuts_at_stages(const Shape& s, const FusedConfig& c);
 bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 256x128

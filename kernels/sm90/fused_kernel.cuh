@@ -248,10 +248,11 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int j = 0; j < kFusedRowsN / 32; ++j) ptx::cp_async16(ds + j * 32 * C::kSRow, src(j));
             ptx::cp_async_mbar_arrive_noinc(fb);
           } else {
-            // Rolled (the producer has 56 registers), and plain loads and shared stores, then an
-            // ordinary arrive (release): this path's 4-byte cp.async copies left stale scales in
-            // the stage now and then - outputs wrong in up to a third of the calls wherever a
-            // unit's stages took it (bench/notes-sm90.md).
+            // Rolled (the producer has 56 registers: 8 loads in flight spill), plain loads and
+            // shared stores, then an ordinary arrive (release). Slow - 16 dependent loads a lane -
+            // hence the chooser's stage rule (config.hpp). With 4-byte cp.async here outputs were
+            // wrong in up to a third of the calls, before the raw-B proxy fence existed; whether
+            // cp.async itself was at fault is untested (bench/notes-sm90.md).
 #pragma unroll 1
             for (int j = 0; j < kFusedRowsN / 32; ++j) {
               const uint32_t* sp = reinterpret_cast<const uint32_t*>(src(j));
