@@ -358,8 +358,8 @@ std::string configuration_error(const Shape& s, Path path, const Config& c, int 
                       : fmt::format("the fused path does not weigh stream-k at {} with M tile {} (its tiles "
                                     "fill whole rounds of {} SMs, or K has fewer quads than workers)",
                                     at, c.fused.m_tile, sms);
-    return fmt::format("the fused path does not weigh split {} at {} with M tile {} (splits there: {}; each "
-                       "split must start on a {}-K-block B stage)",
+    return fmt::format("the fused path does not weigh split {} at {} with M tile {} (splits there: {}; a "
+                       "split starting inside a {}-K-block B stage is not weighed: its scale copy is slow)",
                        c.fused.split, at, c.fused.m_tile, join(splits), kFusedBStageKb);
   }
   const TwoPhaseConfig& t = c.two_phase;
