@@ -27,8 +27,8 @@ struct Timed {
 // kernel.configuration and kernel_timing.stats.median_us. Cases whose disposition is other than
 // "passed" are left out, and so are cases of other kernels (kernel.name not sm90, sm90-fused or
 // sm90-2phase) and cases without a configuration parse_config accepts. Each timing carries the
-// report's device.sm_count (an integer >= 1 where present). A configuration timed more than once on one shape (in this
-// report or one added before) keeps the lower median. Throws usage_error "WHAT:
+// report's device.sm_count (an integer >= 1 where present). A configuration timed more than
+// once on one shape (in this report or one added before) keeps the lower median. Throws usage_error "WHAT:
 // cases[3].kernel_timing.stats.median_us: missing; expected a number".
 void add_timings(const nlohmann::json& report, const std::string& what, std::vector<Timed>& into);
 
@@ -73,8 +73,8 @@ ModelFit fit_model(const std::vector<Timed>& timings, Path path, const FitOption
 CostModels with_fit(const CostModels& base, const ModelFit& fit);
 
 // How each shape's pick by the models `m` stands against the fastest timed configuration of its
-// path that the chooser may take (configuration_error empty): the fused chooser's (choose_fused where stream-K was timed on the shape, else
-// choose_fused_split_k) or the two-phase one's. A pick that was not timed is counted, not ranked.
+// path that the chooser may take (configuration_error empty): the fused chooser's (choose_fused
+// where stream-K was timed on the shape, else choose_fused_split_k) or the two-phase one's. A pick that was not timed is counted, not ranked.
 struct PickCheck {
   int shapes = 0, untimed = 0;
   double worst = 1.0, geomean = 1.0;  // pick's time / fastest

@@ -20,8 +20,8 @@
 //     scales, else plain loads and stores), completed on the stage's full mbarrier (1 expect_tx
 //     arrive + one per lane: cp.async.mbarrier.arrive.noinc, or an ordinary arrive). The
 //     consumers read B with ordinary loads, so a refill waits for the empty barrier and then a
-//     proxy fence before its TMA. B does not depend on the prepass: warp 1 never waits for it. Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of
-//     4) are what the change from one ring of K blocks was for: a model test that fed no B at all
+//     proxy fence before its TMA. B does not depend on the prepass: warp 1 never waits for it.
+//     Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of 4) are what the change from one ring of K blocks was for: a model test that fed no B at all
 //     ran 20-27 % faster, TMA for the 32-byte rows alone no faster (docs/kernels.md);
 //   warpgroup 0 runs setmaxnreg 56 (40 spilled the scale copies), warps 2 and 3 have nothing to do;
 //   * warpgroups 1, 2 are consumers (setmaxnreg 224), each owning 64 B rows (C columns). Per K

@@ -70,7 +70,7 @@ std::string name_of(const Shape& s) {
 // tests/fixtures/sm90-choices.txt holds, for 1147 shapes (the shipped configs', the fit data's,
 // the GPU tests' and a grid of M, N, K) at 132 SMs and a sample at 114, what the chooser picks,
 // per path: those of before the reorganisation but where stream-K is now taken and where fused
-// splits must start on B stages (its header). The heuristics must pick the same.
+// splits starting inside B stages are not weighed (its header). The heuristics must pick the same.
 TEST(Sm90Config, ChoicesAreUnchanged) {
   std::ifstream in(NVFP4_SOURCE_DIR "/tests/fixtures/sm90-choices.txt");
   ASSERT_TRUE(in.good());
