@@ -280,7 +280,7 @@ TEST(Sm90Gemm, FusedEveryTileAndSplit) {
   uint64_t seed = 700;
   for (const Shape& s : shapes)
     for (int mt : {16, 32, 64, 128, 256})
-      for (int split : {1, 2, 4})
+      for (int split : {1, 2, 3, 4})
         for (Dist d : {Dist::GpuMode, Dist::Normal}) {
           const sm90::Config c = fused(mt, split);
           const Check r = run_and_check(s, d, ++seed, c);
@@ -328,7 +328,7 @@ TEST(Sm90Gemm, FusedStreamK) {
 TEST(Sm90Gemm, FusedManyUnitsAndGpuModeShapes) {
   NVFP4_REQUIRE_SM90();
   uint64_t seed = 800;
-  for (const sm90::Config c : {fused(64, 2), fused(128, 2), fused(256, 2), fused(32, 1)})
+  for (const sm90::Config c : {fused(64, 5), fused(128, 3), fused(256, 2), fused(32, 7)})
     for (Dist d : {Dist::GpuMode, Dist::Normal}) {
       const Shape s{1000, 1000, 512, 2};
       const Check r = run_and_check(s, d, ++seed, c);
@@ -379,7 +379,7 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   generate_device(Problem{s, Dist::Normal, 7}, dt, stream.get());
   for (const sm90::Config c : {two_phase(128, 128, 4), two_phase(256, 128, 7), two_phase(128, 144, 5),
                                fused(128, 8),
-                               fused(16, 16), fused(256, 4), fused(64, 16), stream_k(128, 100),
+                               fused(16, 13), fused(256, 5), fused(64, 16), stream_k(128, 100),
                                stream_k(16, 50)}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
@@ -401,7 +401,7 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
 TEST(Sm90Gemm, SplitKVerifiesWhateverTheWorkspaceHeld) {
   NVFP4_REQUIRE_SM90();
   const Shape s{200, 1000, 2048, 2};
-  const sm90::Config configs[] = {fused(16, 8),  fused(64, 8),          fused(128, 2),
+  const sm90::Config configs[] = {fused(16, 3),  fused(64, 8),          fused(128, 2),
                                   fused(256, 4), stream_k(128, 20),     stream_k(32, 64),
                                   two_phase(128, 128, 4), two_phase(256, 128, 2)};
   size_t bytes = 0;
@@ -436,7 +436,7 @@ TEST(Sm90Gemm, SplitKVerifiesWhateverTheWorkspaceHeld) {
 TEST(Sm90Gemm, SplitKInGraphReplays) {
   NVFP4_REQUIRE_SM90();
   const Shape s{128, 1536, 4096, 1};
-  for (const sm90::Config& c : {fused(128, 4), stream_k(64, 40), fused(256, 16), two_phase(128, 144, 3)}) {
+  for (const sm90::Config& c : {fused(128, 4), stream_k(64, 40), fused(256, 3), two_phase(128, 144, 3)}) {
     Stream stream;
     DeviceTensors dt;
     dt.allocate(s);
@@ -472,7 +472,7 @@ TEST(Sm90Gemm, RepeatedCallsReplayAsOneGraph) {
   NVFP4_REQUIRE_SM90();
   const Shape s{200, 1000, 2048, 2};
   uint64_t seed = 1300;
-  for (const sm90::Config& c : {fused(128, 2), stream_k(64, 40), fused(256, 8), fused(16, 1),
+  for (const sm90::Config& c : {fused(128, 2), stream_k(64, 40), fused(256, 3), fused(16, 1),
                                 two_phase(128, 128, 4), two_phase(256, 128, 1)}) {
     Stream stream;
     DeviceTensors dt;
