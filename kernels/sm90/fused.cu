@@ -1,6 +1,6 @@
 // The fused path's whole launcher (fused_kernel.cuh): the workspace carved per fused_layout(),
-// the A prepass, the C tensor map, and the persistent main kernel launched after the prepass
-// with programmatic dependent launch (PDL).
+// the A prepass, the tensor maps (C, raw B, B's scales), and the persistent main kernel launched
+// after the prepass with programmatic dependent launch (PDL).
 #include <cuda_fp16.h>
 #include <fmt/format.h>
 
@@ -80,7 +80,7 @@ void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
 // serialization after the A prepass, which triggers its dependents at its start: the producer
 // waits (griddepcontrol.wait) before its first read of the prepass output.
 template <int MT>
-void launch_main(const fused::Params& p, const CUtensorMap& tmC, const CUtensorMap& tmB, int grid, cudaStream_t stream,
+void launch_main(const fused::Params& p, const std::array<CUtensorMap, 3>& maps, int grid, cudaStream_t stream,
                  DeviceState& dev) {
   using C = fused::Cfg<MT>;
   dev.ensure_smem_limit(reinterpret_cast<const void*>(fused::fused_kernel<MT>), C::kSmem);
@@ -94,7 +94,7 @@ void launch_main(const fused::Params& p, const CUtensorMap& tmC, const CUtensorM
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT>, tmC, tmB, p));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT>, maps[0], maps[1], maps[2], p));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -136,12 +136,14 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
     throw usage_error(fmt::format("sm90: stream-k {} needs at least as many K quads as workers ({} here)",
                                   c.workers, p.wq));
   p.tma_store = s.n % 8 == 0 ? 1 : 0;  // C is 16-byte aligned (launch() checks)
-  p.scale16 = (reinterpret_cast<uintptr_t>(ops.sfb) % 16 == 0 && p.kblocks % 16 == 0) ? 1 : 0;
+  // Scales by TMA: the map's row pitch (K / 16 bytes) and base must be 16-byte multiples.
+  p.scale_tma = (reinterpret_cast<uintptr_t>(ops.sfb) % 16 == 0 && p.kblocks % 16 == 0) ? 1 : 0;
   // [0] C (only with TMA stores), [1] raw B: [L, N, K/2] bytes read in [128 rows x 128 bytes]
-  // boxes (4 K blocks), 128-byte swizzle, rows past N zero.
+  // boxes (4 K blocks), 128-byte swizzle, rows past N zero; [2] (scale_tma) B's scales: [L, N,
+  // K/16] bytes in [128 rows x 16 bytes] boxes, unswizzled, past N or K / 16 zero.
   const int box_rows = c.m_tile < 64 ? c.m_tile : 64;
-  const auto& maps = dev.fused_maps.get(MapKey{s, {ops.c, ops.b}, box_rows}, [&] {
-    std::array<CUtensorMap, 2> t;
+  const auto& maps = dev.fused_maps.get(MapKey{s, {ops.c, ops.b, ops.sfb}, box_rows}, [&] {
+    std::array<CUtensorMap, 3> t;
     std::memset(t.data(), 0, sizeof t);
     if (p.tma_store)
       t[0] = fp16_tensor_map(p.c, s.m, s.n, s.l, box_rows, CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused C");
@@ -157,6 +159,18 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
     b.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
     b.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
     t[1] = encode_tensor_map(b, ops.b, "fused raw B");
+    if (p.scale_tma) {
+      TensorMapSpec sc;
+      sc.rank = 3;
+      sc.dims[0] = static_cast<uint64_t>(s.k / 16);
+      sc.dims[1] = static_cast<uint64_t>(s.n);
+      sc.dims[2] = static_cast<uint64_t>(s.l);
+      sc.strides_bytes[0] = static_cast<uint64_t>(s.k / 16);
+      sc.strides_bytes[1] = static_cast<uint64_t>(s.k / 16) * static_cast<uint64_t>(s.n);
+      sc.box[0] = kFusedBStageKb * 4;
+      sc.box[1] = kFusedRowsN;
+      t[2] = encode_tensor_map(sc, ops.sfb, "fused B scales");
+    }
     return t;
   });
   // The prepass decodes A into w.tiles128 tiles per batch and zeroes the split-K counters; it
@@ -176,11 +190,11 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   // Persistent: one CTA per SM at most (split-K), or one per stream-K worker.
   const int grid = c.workers > 0 ? c.workers : static_cast<int>(std::min<int64_t>(units, dev.sm_count()));
   switch (c.m_tile) {
-    case 16: launch_main<16>(p, maps[0], maps[1], grid, stream, dev); break;
-    case 32: launch_main<32>(p, maps[0], maps[1], grid, stream, dev); break;
-    case 64: launch_main<64>(p, maps[0], maps[1], grid, stream, dev); break;
-    case 128: launch_main<128>(p, maps[0], maps[1], grid, stream, dev); break;
-    default: launch_main<256>(p, maps[0], maps[1], grid, stream, dev); break;
+    case 16: launch_main<16>(p, maps, grid, stream, dev); break;
+    case 32: launch_main<32>(p, maps, grid, stream, dev); break;
+    case 64: launch_main<64>(p, maps, grid, stream, dev); break;
+    case 128: launch_main<128>(p, maps, grid, stream, dev); break;
+    default: launch_main<256>(p, maps, grid, stream, dev); break;
   }
 }
 

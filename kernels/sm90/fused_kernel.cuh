@@ -15,15 +15,18 @@
 //   * the A ring, one 64-wide K block per stage: warp 0 lane 0 bulk-copies the block's fp16 A
 //     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait);
 //   * the B ring, kFusedBStageKb = 4 K blocks per stage: warp 1 lane 0 loads the tile's raw packed
-//     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the warp copies the rows'
-//     scale bytes (128 x 16: 16-byte cp.async where the stage is 4 whole K blocks at aligned
-//     scales, else plain loads and stores), completed on the stage's full mbarrier (1 expect_tx
-//     arrive + one per lane: cp.async.mbarrier.arrive.noinc, or an ordinary arrive). The
+//     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the rows' scale bytes
+//     (128 x 16) as a second, unswizzled box - at any K-block offset, so a split may start
+//     inside a stage - both completed on the stage's full mbarrier (one expect_tx arrive). Where
+//     the scale rows cannot be a tensor map (K % 256 != 0, or sfb not 16-byte aligned) the warp
+//     copies them with plain loads and stores instead and each lane arrives too (slow). The
 //     consumers read B with ordinary loads, so a refill waits for the empty barrier and then a
 //     proxy fence before its TMA. B does not depend on the prepass: warp 1 never waits for it.
-//     Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of 4) are what the change from one ring of K blocks was for: a model test that fed no B at all
-//     ran 20-27 % faster, TMA for the 32-byte rows alone no faster (docs/kernels.md);
-//   warpgroup 0 runs setmaxnreg 56 (40 spilled the scale copies), warps 2 and 3 have nothing to do;
+//     Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of 4) are what
+//     the change from one ring of K blocks was for: a model test that fed no B at all ran
+//     20-27 % faster, TMA for the 32-byte rows alone no faster (docs/kernels.md);
+//   warpgroup 0 runs setmaxnreg 56 (40 spilled the plain scale copy), warps 2 and 3 have nothing
+//   to do;
 //   * warpgroups 1, 2 are consumers (setmaxnreg 224), each owning 64 B rows (C columns). Per K
 //     block: wait for its A stage, issue wgmma k with fragment set X, read the raw B of k+1 from
 //     its B stage and decode it exactly (decode.hpp decode_frag: E2M1 x E4M3 is exact in fp16)
@@ -76,7 +79,7 @@ struct Params {
   int nq;              // K quads (kFusedBStageKb K blocks) per tile
   int64_t wq;          // stream-K: quads of all tiles, l * tiles_m * tiles_n * nq
   int tma_store;       // 1: C through shared memory and TMA stores (N % 8 == 0, C 16-byte aligned)
-  int scale16;         // 1: scale rows 16-byte aligned (sfb and K / 16), so 4 K blocks' bytes are one copy
+  int scale_tma;       // 1: scales by TMA (tmS); 0: sfb or K / 16 not 16-byte aligned, plain loads
 };
 
 // kFusedRowsN (B rows per tile, 64 per consumer warpgroup), kFusedGroup, kFusedATile,
@@ -147,7 +150,7 @@ struct UnitWalk {
 template <int MT>
 __global__ void __launch_bounds__(kThreads, 1)
     fused_kernel(const __grid_constant__ CUtensorMap tmC, const __grid_constant__ CUtensorMap tmB,
-                 const Params p) {
+                 const __grid_constant__ CUtensorMap tmS, const Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = Cfg<MT>;
   constexpr int SA = C::kAStages, SB = C::kBStages;
@@ -171,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::mbar_init(emptyA + s * 8, 256);   // every consumer thread (see release_a)
     }
     for (int s = 0; s < SB; ++s) {
-      ptx::mbar_init(fullB + s * 8, 1 + 32);  // B's expect_tx arrive + the warp's scale cp.async
+      ptx::mbar_init(fullB + s * 8, p.scale_tma ? 1 : 1 + 32);  // the expect_tx arrive (+ the lanes' plain copies)
       ptx::mbar_init(emptyB + s * 8, 256);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -216,7 +219,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if (warp == 1) {
       // B ring: kFusedBStageKb K blocks of the tile's raw B (one TMA box) and scales per stage;
       // a unit's last stage may hold fewer (its box reads K blocks no consumer uses, past K zero).
-      if (lane == 0) ptx::prefetch_tmap(&tmB);
+      if (lane == 0) {
+        ptx::prefetch_tmap(&tmB);
+        if (p.scale_tma) ptx::prefetch_tmap(&tmS);
+      }
       int stage = 0, q = 0;
       uint32_t phase = 0;
       UnitWalk walk(p);
@@ -232,30 +238,31 @@ __global__ void __launch_bounds__(kThreads, 1)
             // B rows 0-15 of one tile (docs/kernels.md, history).
             ptx::fence_proxy_async_smem();
           }
-          const uint32_t fb = fullB + stage * 8;
-          if (lane == 0) {
-            ptx::mbar_arrive_expect_tx(fb, C::kBBytes);
-            ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
-          }
-          const int nb = min(kFusedBStageKb, x.kb1 - kb);
-          const uint32_t ds = sS + stage * C::kSBytes + lane * C::kSRow;
-          const bool whole = p.scale16 && nb == kFusedBStageKb && (kb % kFusedBStageKb) == 0;
-          auto src = [&](int j) {  // row 32j + lane of the tile; past N: a copy nobody reads
-            return p.sfb + (int64_t(x.batch) * p.n + min(n0 + 32 * j + lane, p.n - 1)) * p.kblocks + kb * 4;
-          };
-          if (whole) {
-#pragma unroll
-            for (int j = 0; j < kFusedRowsN / 32; ++j) ptx::cp_async16(ds + j * 32 * C::kSRow, src(j));
-            ptx::cp_async_mbar_arrive_noinc(fb);
+          const uint32_t fb = fullB + stage * 8, ss = sS + stage * C::kSBytes;
+          if (p.scale_tma) {
+            // Scales: box [128 rows][16 bytes] at byte kb * 4 of the rows, the stage's layout;
+            // rows past N and bytes past K / 16 read zero, and a box past the unit's last K
+            // block is read by no consumer.
+            if (lane == 0) {
+              ptx::mbar_arrive_expect_tx(fb, C::kBBytes + C::kSBytes);
+              ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
+              ptx::tma_load_3d(ss, &tmS, fb, kb * 4, n0, x.batch);
+            }
           } else {
+            if (lane == 0) {
+              ptx::mbar_arrive_expect_tx(fb, C::kBBytes);
+              ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
+            }
             // Rolled (the producer has 56 registers: 8 loads in flight spill), plain loads and
-            // shared stores, then an ordinary arrive (release). Slow - 16 dependent loads a lane -
-            // hence the chooser's stage rule (config.hpp). With 4-byte cp.async here outputs were
-            // wrong in up to a third of the calls, before the raw-B proxy fence existed; whether
-            // cp.async itself was at fault is untested (bench/notes-sm90.md).
+            // shared stores of the unit's K blocks in the stage, then an ordinary arrive
+            // (release). Slow: 16 dependent loads a lane.
+            const int nb = min(kFusedBStageKb, x.kb1 - kb);
+            const uint32_t ds = ss + lane * C::kSRow;
 #pragma unroll 1
             for (int j = 0; j < kFusedRowsN / 32; ++j) {
-              const uint32_t* sp = reinterpret_cast<const uint32_t*>(src(j));
+              // row 32j + lane of the tile; past N: a copy nobody reads
+              const uint32_t* sp = reinterpret_cast<const uint32_t*>(
+                  p.sfb + (int64_t(x.batch) * p.n + min(n0 + 32 * j + lane, p.n - 1)) * p.kblocks + kb * 4);
 #pragma unroll 1
               for (int b = 0; b < nb; ++b) ptx::st_shared_u32(ds + j * 32 * C::kSRow + 4 * b, __ldcg(sp + b));
             }
