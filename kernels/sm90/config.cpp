@@ -18,14 +18,6 @@ size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
 
-bool fused_split_cuts_at_stages(const Shape& s, const FusedConfig& c) {
-  if (c.workers > 0 || c.split <= 1) return true;
-  const int64_t nk = s.k / kGranuleK;
-  for (int64_t i = 1; i < c.split; ++i)
-    if ((i * nk / c.split) % kFusedBStageKb != 0) return false;
-  return true;
-}
-
 bool fused_tile_built(int m_tile) {
   return m_tile == 16 || m_tile == 32 || m_tile == 64 || m_tile == 128 || m_tile == 256;
 }

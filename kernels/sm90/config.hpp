@@ -55,13 +55,6 @@ constexpr int kFusedATile = 128 * 128;     // bytes of one prepass tile: 128 row
 constexpr int kFusedBStageKb = 4;         // K blocks per stage of the raw-B ring (128 bytes a row)
 
 bool fused_tile_built(int m_tile);         // 16, 32, 64, 128, 256
-// Whether every K split of the fused path starts on a B stage (kFusedBStageKb K blocks): split s
-// of S covers K blocks [s*nk/S, (s+1)*nk/S). The chooser weighs only such splits. The others run
-// and are right, but every stage of such a split takes the slow scale copy (plain loads: the
-// 16-byte cp.async needs a stage of 4 whole K blocks at an aligned offset): on an H200 the
-// chooser's picks among them ran at 0.54-0.80x of its picks without them (docs/kernels.md,
-// history). Stream-K's pieces are cut at stages by construction; split 1 trivially.
-bool fused_split_cuts_at_stages(const Shape& s, const FusedConfig& c);
 bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 256x128
 
 // Fused workspace: [A prepass tiles][split-K partials][tile counters], 256-byte aligned parts.

@@ -194,10 +194,8 @@ double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sms, c
 
 // The fused path weighs the smallest M tile that holds M (16 at least, 256 at most), half of
 // it, and 256 above M = 128; splits 1-6, 8, 12 and 16 that divide K/64 into that many non-empty
-// even shares, each starting on a B stage (fused_split_cuts_at_stages: the others take a slow
-// scale copy), while the partials stay under 1 GiB; and for each tile stream-K over the SM count
-// where the tiles fill fewer than all SMs in their last round and every worker gets a
-// K quad. Preference on near-ties: the larger tile, the smaller split. The chooser weighs
+// even shares, while the partials stay under 1 GiB; and for each tile stream-K over the SM count
+// where the tiles fill fewer than all SMs in their last round and every worker gets a K quad. Preference on near-ties: the larger tile, the smaller split. The chooser weighs
 // stream-K only where M <= kStreamKChosenMaxM (its estimate's checked range); elsewhere it is
 // listed, and runs when pinned (--kernel-config).
 std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
@@ -213,7 +211,7 @@ std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
       c.path = Path::Fused;
       c.fused = {mt, split};
       c = normalize(s, c);
-      if (c.fused.split != split || !fused_split_cuts_at_stages(s, c.fused)) continue;
+      if (c.fused.split != split) continue;
       if (fused_layout(s, c.fused).partial > (size_t(1) << 30)) break;
       out.push_back(c.fused);
     }
@@ -357,9 +355,8 @@ std::string configuration_error(const Shape& s, Path path, const Config& c, int 
                       : fmt::format("the fused path does not weigh stream-k at {} with M tile {} (its tiles "
                                     "fill whole rounds of {} SMs, or K has fewer quads than workers)",
                                     at, c.fused.m_tile, sms);
-    return fmt::format("the fused path does not weigh split {} at {} with M tile {} (splits there: {}; a "
-                       "split starting inside a {}-K-block B stage is not weighed: its scale copy is slow)",
-                       c.fused.split, at, c.fused.m_tile, join(splits), kFusedBStageKb);
+    return fmt::format("the fused path does not weigh split {} at {} with M tile {} (splits there: {})",
+                       c.fused.split, at, c.fused.m_tile, join(splits));
   }
   const TwoPhaseConfig& t = c.two_phase;
   if (!mainloop_tile_built(t.bm, t.bn))

@@ -69,8 +69,8 @@ std::string name_of(const Shape& s) {
 
 // tests/fixtures/sm90-choices.txt holds, for 1147 shapes (the shipped configs', the fit data's,
 // the GPU tests' and a grid of M, N, K) at 132 SMs and a sample at 114, what the chooser picks,
-// per path: those of before the reorganisation but where stream-K is now taken and where fused
-// splits starting inside B stages are not weighed (its header). The heuristics must pick the same.
+// per path: those of before the reorganisation but where stream-K is now taken (its header). The
+// heuristics must pick the same.
 TEST(Sm90Config, ChoicesAreUnchanged) {
   std::ifstream in(NVFP4_SOURCE_DIR "/tests/fixtures/sm90-choices.txt");
   ASSERT_TRUE(in.good());
@@ -170,8 +170,8 @@ TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
       {"sm90", small, "fused 128x128 split -1", "split '-1' is not a positive count"},
       {"sm90", small, "fused 48x128 split 1", "fused M tile 48 is not built (16, 32, 64, 128, 256)"},
       {"sm90", small, "fused 16x128 split 1", "does not weigh M tile 16 at 128x7168x16384 (M tiles there: 128, 64)"},
-      {"sm90", small, "fused 128x128 split 7", "does not weigh split 7 at 128x7168x16384 with M tile 128 (splits there: 1, 2, 4, 8, 16; a split starting inside a 4-K-block B stage is not weighed: its scale copy is slow)"},
-      {"sm90", Shape{128, 7168, 256, 1}, "fused 128x128 split 8", "splits there: 1; a split starting inside a 4-K-block B stage is not weighed: its scale copy is slow)"},
+      {"sm90", small, "fused 128x128 split 7", "does not weigh split 7 at 128x7168x16384 with M tile 128 (splits there: 1, 2, 3, 4, 5, 6, 8, 12, 16)"},
+      {"sm90", Shape{128, 7168, 256, 1}, "fused 128x128 split 8", "splits there: 1, 2, 4)"},
       {"sm90", big, "two-phase 128x144 split 1", "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' or 'two-phase BMxBN split S group G'"},
       {"sm90", big, "two-phase 128x150 split 1 group 16", "two-phase tile 128x150 is not built"},
       {"sm90", big, "two-phase 256x256 split 1 group 16", "two-phase tile 256x256 is not built"},

@@ -147,9 +147,8 @@ double fastest(const std::map<std::string, double>& t) {
   for (const auto& [k, us] : t) best = std::min(best, us);
   return best;
 }
-// The fastest timed configuration the chooser may still take on the path: the fixtures also hold
-// timings of fused splits that started inside a B stage, no longer weighed
-// (fused_split_cuts_at_stages).
+// The fastest timed configuration the chooser may take on the path (configuration_error: one it
+// weighs).
 double fastest_allowed(const std::map<std::string, double>& t, const Shape& s, sm90::Path path) {
   double best = 1e300;
   for (const auto& [name, us] : t) {
