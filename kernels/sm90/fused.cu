@@ -80,7 +80,7 @@ void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
 // serialization after the A prepass, which triggers its dependents at its start: the producer
 // waits (griddepcontrol.wait) before its first read of the prepass output.
 template <int MT>
-void launch_main(const fused::Params& p, const std::array<CUtensorMap, 4>& maps, int grid, cudaStream_t stream,
+void launch_main(const fused::Params& p, const std::array<CUtensorMap, 3>& maps, int grid, cudaStream_t stream,
                  DeviceState& dev) {
   using C = fused::Cfg<MT>;
   dev.ensure_smem_limit(reinterpret_cast<const void*>(fused::fused_kernel<MT>), C::kSmem);
@@ -94,7 +94,7 @@ void launch_main(const fused::Params& p, const std::array<CUtensorMap, 4>& maps,
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT>, maps[0], maps[1], maps[2], maps[3], p));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT>, maps[0], maps[1], maps[2], p));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -139,12 +139,11 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   // Scales by TMA: the map's row pitch (K / 16 bytes) and base must be 16-byte multiples.
   p.scale_tma = (reinterpret_cast<uintptr_t>(ops.sfb) % 16 == 0 && p.kblocks % 16 == 0) ? 1 : 0;
   // [0] C (only with TMA stores), [1] raw B: [L, N, K/2] bytes read in [128 rows x 128 bytes]
-  // boxes (4 K blocks), 128-byte swizzle, rows past N zero; [2], [3] (scale_tma) B's scales:
-  // [L, N, K/16] bytes in [128 rows x 16 bytes] and [128 x 32] boxes, unswizzled, past N or K / 16
-  // zero.
+  // boxes (4 K blocks), 128-byte swizzle, rows past N zero; [2] (scale_tma) B's scales: [L, N,
+  // K/16] bytes in [128 rows x 32 bytes] boxes, unswizzled, past N or K / 16 zero.
   const int box_rows = c.m_tile < 64 ? c.m_tile : 64;
   const auto& maps = dev.fused_maps.get(MapKey{s, {ops.c, ops.b, ops.sfb}, box_rows}, [&] {
-    std::array<CUtensorMap, 4> t;
+    std::array<CUtensorMap, 3> t;
     std::memset(t.data(), 0, sizeof t);
     if (p.tma_store)
       t[0] = fp16_tensor_map(p.c, s.m, s.n, s.l, box_rows, CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused C");
@@ -168,11 +167,9 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
       sc.dims[2] = static_cast<uint64_t>(s.l);
       sc.strides_bytes[0] = static_cast<uint64_t>(s.k / 16);
       sc.strides_bytes[1] = static_cast<uint64_t>(s.k / 16) * static_cast<uint64_t>(s.n);
-      sc.box[0] = kFusedBStageKb * 4;
+      sc.box[0] = 2 * kFusedBStageKb * 4;  // two K quads (fused_kernel.cuh: Cfg::kSRow)
       sc.box[1] = kFusedRowsN;
       t[2] = encode_tensor_map(sc, ops.sfb, "fused B scales");
-      sc.box[0] = 2 * kFusedBStageKb * 4;  // units starting inside a quad: two quads a stage
-      t[3] = encode_tensor_map(sc, ops.sfb, "fused B scales, two quads");
     }
     return t;
   });

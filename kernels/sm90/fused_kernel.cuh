@@ -15,13 +15,14 @@
 //   * the A ring, one 64-wide K block per stage: warp 0 lane 0 bulk-copies the block's fp16 A
 //     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait);
 //   * the B ring, kFusedBStageKb = 4 K blocks per stage: warp 1 lane 0 loads the tile's raw packed
-//     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the rows' scale bytes
-//     (128 x 16) as a second, unswizzled box - at any K-block offset, so a split may start
-//     inside a stage - both completed on the stage's full mbarrier (one expect_tx arrive). Where
-//     the scale rows cannot be a tensor map (K % 256 != 0, or sfb not 16-byte aligned) the warp
-//     copies them with plain loads and stores instead and each lane arrives too (slow). The
-//     consumers read B with ordinary loads, so a refill waits for the empty barrier and then a
-//     proxy fence before its TMA. B does not depend on the prepass: warp 1 never waits for it.
+//     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the rows' scale bytes as a
+//     second, unswizzled box of 128 x 32 bytes: the two K quads from the one holding the stage's
+//     first block, since TMA takes 16-byte aligned starts only and a split may start inside a
+//     quad. Both complete on the stage's full mbarrier (one expect_tx arrive). Where the scales
+//     cannot be a tensor map (K % 256 != 0, or sfb not 16-byte aligned) the warp copies them with
+//     plain loads and stores instead and each lane arrives too (slow). The consumers read B
+//     with ordinary loads, so a refill waits for the empty barrier and then a proxy fence before
+//     its TMA. B does not depend on the prepass: warp 1 never waits for it.
 //     Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of 4) are what
 //     the change from one ring of K blocks was for: a model test that fed no B at all ran
 //     20-27 % faster, TMA for the 32-byte rows alone no faster (docs/kernels.md);
@@ -94,12 +95,11 @@ struct Cfg {
   static constexpr int kBRow = kFusedBStageKb * 32;                // raw B bytes per row per B stage
   static_assert(kBRow == 128, "one 128-byte swizzle span per row");
   static constexpr int kBBytes = kFusedRowsN * kBRow;              // [128 rows][128 B], swizzled
-  // Scales per B stage: [128 rows][16 bytes] (4 K blocks); a unit starting inside a 4-K-block
-  // quad takes the two quads around its stage, [128 rows][32 bytes] (TMA reads 16-byte aligned
-  // starts only), so a stage's slot holds the larger.
-  static constexpr int kSRow = kFusedBStageKb * 4;
+  // Scales per B stage: [128 rows][32 bytes], the two K quads (4 K blocks each) from the quad
+  // holding the stage's first block: TMA takes 16-byte aligned starts only, and a unit may start
+  // inside a quad. The consumers read 16 of each row's bytes, at 4 * (unit start % 4).
+  static constexpr int kSRow = 2 * kFusedBStageKb * 4;
   static constexpr int kSBytes = kFusedRowsN * kSRow;
-  static constexpr int kSSlot = 2 * kSBytes;
   static constexpr int kBoxRows = MT < 64 ? MT : 64;  // epilogue box: kBoxRows x 64 fp16
   static constexpr int kEpiBox = kBoxRows * 128;
   static constexpr int kEpiBytes = 2 * 2 * kEpiBox;   // two boxes per consumer warpgroup
@@ -107,7 +107,7 @@ struct Cfg {
   // B ring keeps 12-32 K blocks of raw B in flight, the A ring (from L2) at least 4.
   static constexpr int kBStages = MT <= 32 ? 8 : MT == 64 ? 6 : MT == 128 ? 4 : 3;
   static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers and the split-K flag
-  static constexpr int kFixed = 1024 + kEpiBytes + kBarBytes + kBStages * (kBBytes + kSSlot);
+  static constexpr int kFixed = 1024 + kEpiBytes + kBarBytes + kBStages * (kBBytes + kSBytes);
   static constexpr int kAFit = (kSmemLimit - kFixed) / kABytes;
   static constexpr int kAStages = kAFit < 16 ? kAFit : 16;
   // Three fragment register sets: K block i+1 is decoded into set (i+1) % 3 while the wgmmas of
@@ -154,8 +154,7 @@ struct UnitWalk {
 template <int MT>
 __global__ void __launch_bounds__(kThreads, 1)
     fused_kernel(const __grid_constant__ CUtensorMap tmC, const __grid_constant__ CUtensorMap tmB,
-                 const __grid_constant__ CUtensorMap tmS, const __grid_constant__ CUtensorMap tmS2,
-                 const Params p) {
+                 const __grid_constant__ CUtensorMap tmS, const Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = Cfg<MT>;
   constexpr int SA = C::kAStages, SB = C::kBStages;
@@ -166,7 +165,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t sB = sA + SA * C::kABytes;       // SB x raw B (1024-multiple offsets)
   const uint32_t sE = sB + SB * C::kBBytes;       // epilogue boxes
   const uint32_t sS = sE + C::kEpiBytes;          // SB x scales
-  const uint32_t fullA = sS + SB * C::kSSlot;    // SA mbarriers each
+  const uint32_t fullA = sS + SB * C::kSBytes;    // SA mbarriers each
   const uint32_t emptyA = fullA + SA * 8;
   const uint32_t fullB = emptyA + SA * 8;         // SB mbarriers each
   const uint32_t emptyB = fullB + SB * 8;
@@ -179,7 +178,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::mbar_init(emptyA + s * 8, 256);   // every consumer thread (see release_a)
     }
     for (int s = 0; s < SB; ++s) {
-      ptx::mbar_init(fullB + s * 8, p.scale_tma ? 1 : 1 + 32);  // the expect_tx arrive (+ the lanes' plain copies)
+      ptx::mbar_init(fullB + s * 8, p.scale_tma ? 1 : 1 + 32);  // expect_tx (+ each lane's plain copy)
       ptx::mbar_init(emptyB + s * 8, 256);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -226,10 +225,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // a unit's last stage may hold fewer (its box reads K blocks no consumer uses, past K zero).
       if (lane == 0) {
         ptx::prefetch_tmap(&tmB);
-        if (p.scale_tma) {
-          ptx::prefetch_tmap(&tmS);
-          ptx::prefetch_tmap(&tmS2);
-        }
+        if (p.scale_tma) ptx::prefetch_tmap(&tmS);
       }
       int stage = 0, q = 0;
       uint32_t phase = 0;
@@ -246,17 +242,15 @@ __global__ void __launch_bounds__(kThreads, 1)
             // B rows 0-15 of one tile (docs/kernels.md, history).
             ptx::fence_proxy_async_smem();
           }
-          const uint32_t fb = fullB + stage * 8, ss = sS + stage * C::kSSlot;
+          const uint32_t fb = fullB + stage * 8, ss = sS + stage * C::kSBytes;
           if (p.scale_tma) {
-            // Scales: box [128 rows][16 bytes] at byte kb * 4 of the rows, the stage's layout; a
-            // unit starting inside a quad takes [128][32] from the quad holding kb (tmS2), its
-            // blocks 4 * (kb % 4) bytes into the rows. Rows past N and bytes past K / 16 read
-            // zero; bytes past the unit's last K block are read by no consumer.
+            // Scales: box [128 rows][32 bytes] from the quad holding kb, the stage's layout. Rows
+            // past N and bytes past K / 16 read zero; bytes outside the unit's K blocks are read
+            // by no consumer.
             if (lane == 0) {
-              const bool two = (x.kb0 % kFusedBStageKb) != 0;
-              ptx::mbar_arrive_expect_tx(fb, C::kBBytes + (two ? C::kSSlot : C::kSBytes));
+              ptx::mbar_arrive_expect_tx(fb, C::kBBytes + C::kSBytes);
               ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
-              ptx::tma_load_3d(ss, two ? &tmS2 : &tmS, fb, (kb & ~(kFusedBStageKb - 1)) * 4, n0, x.batch);
+              ptx::tma_load_3d(ss, &tmS, fb, (kb & ~(kFusedBStageKb - 1)) * 4, n0, x.batch);
             }
           } else {
             if (lane == 0) {
@@ -300,9 +294,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int r7 = rloc & 7;
     const uint32_t bofs = rloc * C::kBRow + ((((c4 >> 1) ^ r7) & 1) << 4) + (c4 & 1) * 8;
     const int r6 = r7 & 6;
-    // This thread's scale bytes in a stage's slot (set per unit: row pitch 16, or 32 and the
-    // unit's offset into the quad, see the B producer).
-    uint32_t sofs = 0, spitch = 0;
+    // This thread's scale bytes in a stage (set per unit: the unit's offset into its first quad
+    // where the scales come by TMA, see the B producer).
+    uint32_t sofs = 0;
     constexpr int NF = C::kSets;
     static_assert(NF == 3 && kFusedBStageKb == 4, "the loop below is unrolled for 3 sets x 4 K blocks");
     int astage = 0, arel = 0, bstage = 0;  // next A stage to consume, oldest A stage held, B stage
@@ -327,8 +321,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (J == 0) ptx::mbar_wait(fullB + bstage * 8, bphase);
       const uint32_t b = sB + bstage * C::kBBytes + bofs + (((2 * J) ^ r6) << 4);
       const uint2 w0 = ptx::ld_shared_v2(b), w1 = ptx::ld_shared_v2(b + 8 * C::kBRow);
-      const uint32_t s = sS + bstage * C::kSSlot + sofs + 4 * J;
-      const uint32_t sc = ptx::ld_shared_u8(s) | (ptx::ld_shared_u8(s + 8 * spitch) << 8);
+      const uint32_t s = sS + bstage * C::kSBytes + sofs + 4 * J;
+      const uint32_t sc = ptx::ld_shared_u8(s) | (ptx::ld_shared_u8(s + 8 * C::kSRow) << 8);
       decode_frag(w0, w1, sc, fr);
       if (J == 3 || i + 1 == nkb) {
         ptx::mbar_arrive(emptyB + bstage * 8);
@@ -342,9 +336,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     UnitWalk walk(p);
     for (WorkUnit x; walk.next(p, x);) {
       const int nkb = x.kb1 - x.kb0;
-      const int sq = p.scale_tma ? x.kb0 % kFusedBStageKb : 0;
-      spitch = sq != 0 ? 2 * C::kSRow : C::kSRow;
-      sofs = rloc * spitch + c4 + 4 * sq;
+      sofs = rloc * C::kSRow + c4 + 4 * (p.scale_tma ? x.kb0 % kFusedBStageKb : 0);
 #pragma unroll
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
       decode(std::integral_constant<int, 0>{}, 0, nkb, fr[0]);

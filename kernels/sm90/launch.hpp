@@ -72,7 +72,7 @@ class DeviceState {
   void ensure_smem_limit(const void* kernel, size_t bytes);
   // Encoded tensor maps, once per shape, buffer set and tile (src/device/map_cache.hpp): the
   // fused path's C, raw-B and B-scale maps, the fp16 mainloop's A, B and C maps.
-  MapCache<std::array<CUtensorMap, 4>> fused_maps;
+  MapCache<std::array<CUtensorMap, 3>> fused_maps;
   MapCache<std::array<CUtensorMap, 3>> mainloop_maps;
   // Calls seen twice, as instantiated graphs (launch(); launch_graphs.hpp), and the stream they
   // are captured on.
