@@ -307,11 +307,9 @@ TEST(Sm90Gemm, PathChoiceIsNearTheMeasuredFasterPath) {
     EXPECT_EQ(sm90::choose_config(s, 132).path, sm90::Path::TwoPhase) << s.m << "x" << s.n << "x" << s.k;
   EXPECT_EQ(sm90::choose_config(Shape{2048, 8192, 8192, 1}, 132).path, sm90::Path::Fused);
   // Where M <= 128 the fused path is at least 1.14x faster on every shipped shape (both paths
-  // timed: bench/notes-sm90.md); the models agree. (Not at 128x576x7168 since fused splits must
-  // start on B stages: there its split 12 was the fast one, and the model now takes the two-phase
-  // path, within ~6 % of fused stream-K.)
+  // timed: bench/notes-sm90.md); the models agree.
   for (const Shape s : {Shape{16, 576, 7168, 1}, Shape{16, 57344, 8192, 1}, Shape{128, 7168, 16384, 1},
-                        Shape{128, 32768, 512, 1}, Shape{128, 256, 256, 1}})
+                        Shape{128, 576, 7168, 1}, Shape{128, 32768, 512, 1}, Shape{128, 256, 256, 1}})
     EXPECT_EQ(sm90::choose_config(s, 132).path, sm90::Path::Fused) << s.m << "x" << s.n << "x" << s.k;
 }
 
