@@ -53,6 +53,15 @@ constexpr int kFusedRowsN = 128;           // B rows (C columns) per tile
 constexpr int kFusedGroup = 8;             // M tiles per raster band
 constexpr int kFusedATile = 128 * 128;     // bytes of one prepass tile: 128 rows x 64 fp16
 constexpr int kFusedBStageKb = 4;         // K blocks per stage of the raw-B ring (128 bytes a row)
+// A B stage's scales (one per K block and row): one TMA box row of kFusedScaleRow bytes, the two
+// K quads from the one holding the stage's first K block kb, read from the row's scale byte
+// fused_scale_box_start(kb) - TMA takes only 16-byte aligned starts, and a split may start
+// inside a quad. K block kb + j (j < kFusedBStageKb) is at byte fused_scale_in_box(kb) + 4j of
+// the box row; every stage of a unit has the same offset (its stages are kFusedBStageKb apart).
+// (Device code calls these too: --expt-relaxed-constexpr.)
+constexpr int kFusedScaleRow = 2 * kFusedBStageKb * 4;
+constexpr int fused_scale_box_start(int kb) { return (kb / kFusedBStageKb) * kFusedBStageKb * 4; }
+constexpr int fused_scale_in_box(int kb) { return (kb % kFusedBStageKb) * 4; }
 
 bool fused_tile_built(int m_tile);         // 16, 32, 64, 128, 256
 bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 256x128

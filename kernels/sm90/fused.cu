@@ -167,7 +167,7 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
       sc.dims[2] = static_cast<uint64_t>(s.l);
       sc.strides_bytes[0] = static_cast<uint64_t>(s.k / 16);
       sc.strides_bytes[1] = static_cast<uint64_t>(s.k / 16) * static_cast<uint64_t>(s.n);
-      sc.box[0] = 2 * kFusedBStageKb * 4;  // two K quads (fused_kernel.cuh: Cfg::kSRow)
+      sc.box[0] = kFusedScaleRow;  // two K quads (config.hpp)
       sc.box[1] = kFusedRowsN;
       t[2] = encode_tensor_map(sc, ops.sfb, "fused B scales");
     }

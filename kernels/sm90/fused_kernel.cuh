@@ -95,10 +95,8 @@ struct Cfg {
   static constexpr int kBRow = kFusedBStageKb * 32;                // raw B bytes per row per B stage
   static_assert(kBRow == 128, "one 128-byte swizzle span per row");
   static constexpr int kBBytes = kFusedRowsN * kBRow;              // [128 rows][128 B], swizzled
-  // Scales per B stage: [128 rows][32 bytes], the two K quads (4 K blocks each) from the quad
-  // holding the stage's first block: TMA takes 16-byte aligned starts only, and a unit may start
-  // inside a quad. The consumers read 16 of each row's bytes, at 4 * (unit start % 4).
-  static constexpr int kSRow = 2 * kFusedBStageKb * 4;
+  // Scales per B stage: [128 rows][kFusedScaleRow = 32 bytes] (config.hpp: fused_scale_box_start).
+  static constexpr int kSRow = kFusedScaleRow;
   static constexpr int kSBytes = kFusedRowsN * kSRow;
   static constexpr int kBoxRows = MT < 64 ? MT : 64;  // epilogue box: kBoxRows x 64 fp16
   static constexpr int kEpiBox = kBoxRows * 128;
@@ -250,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (lane == 0) {
               ptx::mbar_arrive_expect_tx(fb, C::kBBytes + C::kSBytes);
               ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
-              ptx::tma_load_3d(ss, &tmS, fb, (kb & ~(kFusedBStageKb - 1)) * 4, n0, x.batch);
+              ptx::tma_load_3d(ss, &tmS, fb, fused_scale_box_start(kb), n0, x.batch);
             }
           } else {
             if (lane == 0) {
@@ -336,7 +334,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     UnitWalk walk(p);
     for (WorkUnit x; walk.next(p, x);) {
       const int nkb = x.kb1 - x.kb0;
-      sofs = rloc * C::kSRow + c4 + 4 * (p.scale_tma ? x.kb0 % kFusedBStageKb : 0);
+      sofs = rloc * C::kSRow + c4 + (p.scale_tma ? fused_scale_in_box(x.kb0) : 0);
 #pragma unroll
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
       decode(std::integral_constant<int, 0>{}, 0, nkb, fr[0]);

@@ -198,6 +198,28 @@ TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
   EXPECT_NE(sm90::configuration_error(small, sm90::Path::Auto, parsed, 132), "");  // group 8 at M = 128
 }
 
+// The fused kernel's B-stage scales (config.hpp, fused_scale_box_start): for a unit starting at
+// any K block kb0, every stage kb = kb0 + 4t takes a TMA box starting 16-byte aligned (TMA
+// refuses other starts: an earlier form read from byte 4 * kb and stopped with an illegal
+// instruction on an H200 wherever kb % 4 != 0), and the consumers' byte for block kb + j, at the
+// unit's fixed offset, is that block's scale byte and lies inside the box row.
+TEST(Sm90Config, FusedScaleBoxesStartAlignedAndHoldEveryBlock) {
+  int checked = 0;
+  for (int kb0 = 0; kb0 < 64; ++kb0)
+    for (int len = 1; len <= 40; ++len)
+      for (int kb = kb0; kb < kb0 + len; kb += sm90::kFusedBStageKb) {
+        const int start = sm90::fused_scale_box_start(kb);
+        ASSERT_EQ(start % 16, 0) << "stage at K block " << kb;
+        for (int j = 0; j < sm90::kFusedBStageKb && kb + j < kb0 + len; ++j) {
+          const int at = sm90::fused_scale_in_box(kb0) + 4 * j;  // what the consumers read
+          ASSERT_LE(at + 4, sm90::kFusedScaleRow) << "unit at " << kb0 << ", stage " << kb << ", block " << j;
+          ASSERT_EQ(start + at, 4 * (kb + j)) << "unit at " << kb0 << ", stage " << kb << ", block " << j;
+          ++checked;
+        }
+      }
+  EXPECT_GT(checked, 10000);
+}
+
 // Stream-K's walk (kernels/sm90/stream_k.hpp, what every role of the fused kernel walks): every
 // quad of every tile belongs to exactly one piece; a tile's pieces are numbered 0..nseg-1 in K
 // order, each by a different worker, all agreeing on nseg; no tile has more pieces than the
