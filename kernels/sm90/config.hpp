@@ -60,8 +60,9 @@ constexpr int kFusedBStageKb = 4;         // K blocks per stage of the raw-B rin
 // the box row; every stage of a unit has the same offset (its stages are kFusedBStageKb apart).
 // (Device code calls these too: --expt-relaxed-constexpr.)
 constexpr int kFusedScaleRow = 2 * kFusedBStageKb * 4;
-constexpr int fused_scale_box_start(int kb) { return (kb / kFusedBStageKb) * kFusedBStageKb * 4; }
-constexpr int fused_scale_in_box(int kb) { return (kb % kFusedBStageKb) * 4; }
+static_assert((kFusedBStageKb & (kFusedBStageKb - 1)) == 0, "masks below: a power of two");
+constexpr int fused_scale_box_start(int kb) { return (kb & ~(kFusedBStageKb - 1)) * 4; }
+constexpr int fused_scale_in_box(int kb) { return (kb & (kFusedBStageKb - 1)) * 4; }
 
 bool fused_tile_built(int m_tile);         // 16, 32, 64, 128, 256
 bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 256x128
