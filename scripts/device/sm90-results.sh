@@ -7,7 +7,8 @@
 #   sanitize    compute-sanitizer memcheck, racecheck and synccheck of both paths on ragged shapes
 #               (racecheck scoped to the kernel under test)
 #   sanitize-configs  racecheck of the fused path at every M tile, split 1 and its largest split,
-#               pinned with --kernel-config (shapes whose ring wraps)
+#               pinned with --kernel-config (shapes whose ring wraps), and one shape whose CTAs
+#               run several split-K units
 #   configs     both shipped sweeps, 5 samples, no peers: the configuration of every case beside
 #               the one recorded by the committed sweep before the reorganisation
 #   loop        bench/sm90_loop_bench (the fused consumer loop alone, its variants)
@@ -136,6 +137,12 @@ PYEOF
       echo "${m}x${n}x${k} '$cfg': rc=$? $(grep -m1 -E 'RACECHECK SUMMARY' "$f") $(grep -m1 '^verify' "$f" | cut -c1-40)"
     done < /tmp/pick.txt
   done
+  # Several split-K units per CTA (the shapes above give each CTA one): racecheck reports the
+  # split-K flag here (bench/notes-sm90.md, "The scales by TMA"), at L = 1 not.
+  f="$R/sanitize-configs/racecheck-520x136x768x8-split3.txt"
+  timeout 60 "$CS" --tool racecheck --kernel-name kns=fused_kernel --error-exitcode 9 $BIN --m 520 --n 136 --k 768 \
+    --l 8 --kernel sm90-fused --kernel-config "fused 128x128 split 3" --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+  echo "520x136x768 L=8 'fused 128x128 split 3': rc=$? $(grep -m1 -E 'RACECHECK SUMMARY' "$f") $(grep -m1 '^verify' "$f" | cut -c1-40)"
 }
 
 # The two shipped sweeps (fixed 5 samples, no peers): the configuration chosen for every case,
