@@ -28,8 +28,8 @@ struct Timed {
 // "passed" are left out, and so are cases of other kernels (kernel.name not sm90, sm90-fused or
 // sm90-2phase) and cases without a configuration parse_config accepts. Each timing carries the
 // report's device.sm_count (an integer >= 1 where present). A configuration timed more than
-// once on one shape (in this report or one added before) keeps the lower median. Throws usage_error "WHAT:
-// cases[3].kernel_timing.stats.median_us: missing; expected a number".
+// once on one shape (in this report or one added before) keeps the lower median. Throws
+// usage_error "WHAT: cases[3].kernel_timing.stats.median_us: missing; expected a number".
 void add_timings(const nlohmann::json& report, const std::string& what, std::vector<Timed>& into);
 
 struct FitOptions {
@@ -74,7 +74,8 @@ CostModels with_fit(const CostModels& base, const ModelFit& fit);
 
 // How each shape's pick by the models `m` stands against the fastest timed configuration of its
 // path that the chooser may take (configuration_error empty): the fused chooser's (choose_fused
-// where stream-K was timed on the shape, else choose_fused_split_k) or the two-phase one's. A pick that was not timed is counted, not ranked.
+// where stream-K was timed on the shape, else choose_fused_split_k) or the two-phase one's. A
+// pick that was not timed is counted, not ranked.
 struct PickCheck {
   int shapes = 0, untimed = 0;
   double worst = 1.0, geomean = 1.0;  // pick's time / fastest

@@ -19,6 +19,24 @@ namespace {
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
+// B's rows as [L, N, row_bytes] bytes (its packed values or its scales), read in boxes of
+// kFusedRowsN rows x box_bytes; out-of-bounds reads zero.
+CUtensorMap b_rows_map(const void* base, const Shape& s, int64_t row_bytes, uint32_t box_bytes,
+                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, const char* what) {
+  TensorMapSpec t;
+  t.rank = 3;
+  t.dims[0] = static_cast<uint64_t>(row_bytes);
+  t.dims[1] = static_cast<uint64_t>(s.n);
+  t.dims[2] = static_cast<uint64_t>(s.l);
+  t.strides_bytes[0] = static_cast<uint64_t>(row_bytes);
+  t.strides_bytes[1] = static_cast<uint64_t>(row_bytes) * static_cast<uint64_t>(s.n);
+  t.box[0] = box_bytes;
+  t.box[1] = kFusedRowsN;
+  t.swizzle = swizzle;
+  t.l2_promotion = l2;
+  return encode_tensor_map(t, base, what);
+}
+
 // The A prepass: A decoded once to fp16 in 128-row tiles per 64-wide K block, 128-byte swizzled
 // as the SW128 descriptor wants them ([L][tiles128][nk][128 rows][128 B]), rows past M zero; it
 // also zeroes the split-K tile counters and triggers the main kernel (PDL) at its start.
@@ -147,30 +165,11 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
     std::memset(t.data(), 0, sizeof t);
     if (p.tma_store)
       t[0] = fp16_tensor_map(p.c, s.m, s.n, s.l, box_rows, CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused C");
-    TensorMapSpec b;
-    b.rank = 3;
-    b.dims[0] = static_cast<uint64_t>(s.k / 2);
-    b.dims[1] = static_cast<uint64_t>(s.n);
-    b.dims[2] = static_cast<uint64_t>(s.l);
-    b.strides_bytes[0] = static_cast<uint64_t>(s.k / 2);
-    b.strides_bytes[1] = static_cast<uint64_t>(s.k / 2) * static_cast<uint64_t>(s.n);
-    b.box[0] = kFusedBStageKb * 32;
-    b.box[1] = kFusedRowsN;
-    b.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    b.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    t[1] = encode_tensor_map(b, ops.b, "fused raw B");
-    if (p.scale_tma) {
-      TensorMapSpec sc;
-      sc.rank = 3;
-      sc.dims[0] = static_cast<uint64_t>(s.k / 16);
-      sc.dims[1] = static_cast<uint64_t>(s.n);
-      sc.dims[2] = static_cast<uint64_t>(s.l);
-      sc.strides_bytes[0] = static_cast<uint64_t>(s.k / 16);
-      sc.strides_bytes[1] = static_cast<uint64_t>(s.k / 16) * static_cast<uint64_t>(s.n);
-      sc.box[0] = kFusedScaleRow;  // two K quads (config.hpp)
-      sc.box[1] = kFusedRowsN;
-      t[2] = encode_tensor_map(sc, ops.sfb, "fused B scales");
-    }
+    t[1] = b_rows_map(ops.b, s, s.k / 2, kFusedBStageKb * 32, CU_TENSOR_MAP_SWIZZLE_128B,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fused raw B");
+    if (p.scale_tma)  // two K quads a box (config.hpp: fused_scale_box_start)
+      t[2] = b_rows_map(ops.sfb, s, s.k / 16, kFusedScaleRow, CU_TENSOR_MAP_SWIZZLE_NONE,
+                        CU_TENSOR_MAP_L2_PROMOTION_NONE, "fused B scales");
     return t;
   });
   // The prepass decodes A into w.tiles128 tiles per batch and zeroes the split-K counters; it

@@ -241,20 +241,15 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::fence_proxy_async_smem();
           }
           const uint32_t fb = fullB + stage * 8, ss = sS + stage * C::kSBytes;
-          if (p.scale_tma) {
+          if (lane == 0) {
+            ptx::mbar_arrive_expect_tx(fb, C::kBBytes + (p.scale_tma ? C::kSBytes : 0));
+            ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
             // Scales: box [128 rows][32 bytes] from the quad holding kb, the stage's layout. Rows
             // past N and bytes past K / 16 read zero; bytes outside the unit's K blocks are read
             // by no consumer.
-            if (lane == 0) {
-              ptx::mbar_arrive_expect_tx(fb, C::kBBytes + C::kSBytes);
-              ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
-              ptx::tma_load_3d(ss, &tmS, fb, fused_scale_box_start(kb), n0, x.batch);
-            }
-          } else {
-            if (lane == 0) {
-              ptx::mbar_arrive_expect_tx(fb, C::kBBytes);
-              ptx::tma_load_3d(sB + stage * C::kBBytes, &tmB, fb, kb * 32, n0, x.batch);
-            }
+            if (p.scale_tma) ptx::tma_load_3d(ss, &tmS, fb, fused_scale_box_start(kb), n0, x.batch);
+          }
+          if (!p.scale_tma) {
             // Rolled (the producer has 56 registers: 8 loads in flight spill), plain loads and
             // shared stores of the unit's K blocks in the stage, then an ordinary arrive
             // (release). Slow: 16 dependent loads a lane.

@@ -195,7 +195,8 @@ double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sms, c
 // The fused path weighs the smallest M tile that holds M (16 at least, 256 at most), half of
 // it, and 256 above M = 128; splits 1-6, 8, 12 and 16 that divide K/64 into that many non-empty
 // even shares, while the partials stay under 1 GiB; and for each tile stream-K over the SM count
-// where the tiles fill fewer than all SMs in their last round and every worker gets a K quad. Preference on near-ties: the larger tile, the smaller split. The chooser weighs
+// where the tiles fill fewer than all SMs in their last round and every worker gets a K quad.
+// Preference on near-ties: the larger tile, the smaller split. The chooser weighs
 // stream-K only where M <= kStreamKChosenMaxM (its estimate's checked range); elsewhere it is
 // listed, and runs when pinned (--kernel-config).
 std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
