@@ -1,6 +1,6 @@
-// PTX wrappers of the sm90 kernel's two paths (sm_90a): mbarriers, TMA and bulk copies, cp.async,
-// wgmma fences, register-count moves, named barriers, the K-major 128-byte-swizzle shared-memory
-// descriptor, stmatrix, shared loads. PTX ISA chapters: "Parallel Synchronization and
+// PTX wrappers of the sm90 kernel's two paths (sm_90a): mbarriers, TMA and bulk copies, proxy
+// fences, wgmma fences, register-count moves, named barriers, the K-major 128-byte-swizzle
+// shared-memory descriptor, stmatrix, shared loads. PTX ISA chapters: "Parallel Synchronization and
 // Communication Instructions: mbarrier", "Data Movement and Conversion Instructions: cp.async.bulk
 // / cp.async.bulk.tensor", "Asynchronous Warpgroup Level Matrix Multiply-Accumulate".
 #pragma once

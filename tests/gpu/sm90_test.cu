@@ -610,8 +610,9 @@ TEST(Sm90Gemm, SplitKRepeatsBitForBit) {
                         {{4096, 8192, 8192, 1}, fused(128, 16)}, {{2048, 8192, 8192, 1}, fused(128, 32)},
                         {{128, 7168, 2048, 1}, fused(128, 8)},   {{1024, 8192, 2048, 1}, fused(128, 8)},
                         {{1024, 8192, 8192, 1}, stream_k(128, 132)}, {{128, 7168, 16384, 1}, stream_k(128, 132)},
-                        // splits starting inside a B stage (every stage of such a split takes the
-                        // rolled scale copy), and K not a multiple of 256 (a short last stage)
+                        // splits starting inside a B stage (their scale boxes start at the quad
+                        // before), and K not a multiple of 256 (a short last stage, plain-load
+                        // scale copy)
                         {{128, 7168, 16384, 1}, fused(128, 5)},  {{128, 7168, 16384, 1}, fused(128, 12)},
                         {{16, 8192, 28672, 1}, fused(16, 5)},    {{128, 576, 7168, 1}, fused(64, 12)},
                         {{512, 512, 7168, 1}, fused(128, 8)},    {{1024, 8192, 8000, 1}, fused(128, 5)}};
