@@ -104,7 +104,7 @@ struct Cfg {
   // B stages (4 K blocks each) first, then as many A stages (1 K block) as fit, at most 16: the
   // B ring keeps 12-32 K blocks of raw B in flight, the A ring (from L2) at least 4.
   static constexpr int kBStages = MT <= 32 ? 8 : MT == 64 ? 6 : MT == 128 ? 4 : 3;
-  static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers and the split-K flag
+  static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers
   static constexpr int kFixed = 1024 + kEpiBytes + kBarBytes + kBStages * (kBBytes + kSBytes);
   static constexpr int kAFit = (kSmemLimit - kFixed) / kABytes;
   static constexpr int kAStages = kAFit < 16 ? kAFit : 16;
@@ -120,7 +120,7 @@ struct Cfg {
   static constexpr int kProducerRegs = 56;
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 168 * kThreads, "register file");
   static_assert(kAStages >= 4 && kBStages >= 2 && kSmem <= size_t(kSmemLimit), "shared memory");
-  static_assert(2 * (kAStages + kBStages) * 8 + 16 <= kBarBytes, "barrier space");
+  static_assert(2 * (kAStages + kBStages) * 8 <= kBarBytes, "barrier space");
 };
 
 // A CTA's walk over its work: split-K units u = blockIdx.x, += gridDim.x, or its stream-K range
@@ -167,7 +167,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t emptyA = fullA + SA * 8;
   const uint32_t fullB = emptyA + SA * 8;         // SB mbarriers each
   const uint32_t emptyB = fullB + SB * 8;
-  int* flag = reinterpret_cast<int*>(smem_raw + (emptyB + SB * 8 - raw));
 
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
@@ -370,7 +369,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (x.splits > 1) {
         float* ws_tile = p.partial + static_cast<size_t>(x.order) * p.slots * (kFusedRowsN * MT);
         auto a = [&](int i) -> float& { return acc[i]; };
-        if (!reduce_split_k<MT / 2, true>(a, ws_tile, x.split, x.splits, p.counters + x.order, flag, ct))
+        if (!reduce_split_k<MT / 2, true>(a, ws_tile, x.split, x.splits, p.counters + x.order, ct))
           continue;  // counters zeroed by the prepass: touched after griddepcontrol.wait
       }
 

@@ -84,6 +84,23 @@ __device__ __forceinline__ void named_bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// bar.sync that also ORs `pred` over the participating threads and returns the result to each
+// (bar.red.or.pred): a barrier that broadcasts one thread's decision without shared memory.
+__device__ __forceinline__ bool named_bar_or(int id, int threads, bool pred) {
+  uint32_t r;
+  asm volatile(
+      "{\n"
+      ".reg .pred p, q;\n"
+      "setp.ne.u32 p, %1, 0;\n"
+      "bar.red.or.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(r)
+      : "r"(static_cast<uint32_t>(pred)), "r"(id), "r"(threads)
+      : "memory");
+  return r != 0;
+}
+
 // Shared-memory matrix descriptor, K-major operand, 128-byte swizzle: rows of 128 bytes
 // (64 fp16 of K), 8-row core groups 1024 bytes apart (SBO), LBO unused for swizzled K-major
 // (set to 1), base offset 0 (every tile starts 1024-byte aligned). Advancing K by 16 fp16

@@ -60,14 +60,15 @@ __device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, i
 //   1. store this thread's R FP32 accumulators (acc(i), i < R) as the split's partial in
 //      tile_ws (float4 q of thread ct at q * 256 + ct: coalesced);
 //   2. one thread counts the arrival on the tile's counter; the last of `splits` resets it to 0
-//      (clean for the next call) and tells the others through *flag (shared memory);
+//      (clean for the next call) and tells the others through the barrier itself (bar.red.or;
+//      a shared-memory flag drew racecheck reports where a CTA ran several units);
 //   3. the last arriver sets acc to the sum of all partials, its own re-read, in split order
 //      0..S-1: the result does not depend on the order the splits arrived in.
 // Returns true where acc now holds the tile's sum (store it), false elsewhere. kAfterGridWait:
 // wait for the preceding grid (PDL) before touching the counter, which that grid zeroes.
 template <int R, bool kAfterGridWait, class Acc>
 __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int split, int splits,
-                                               int* counter, int* flag, int ct) {
+                                               int* counter, int ct) {
   static_assert(R % 4 == 0, "accumulators per thread: whole float4s");
   constexpr int kQ = R / 4;
   float4* mine = reinterpret_cast<float4*>(tile_ws + static_cast<size_t>(split) * (kConsumerThreads * R));
@@ -77,15 +78,13 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
            make_float4(acc(4 * q), acc(4 * q + 1), acc(4 * q + 2), acc(4 * q + 3)));
   __threadfence();
   ptx::named_bar_sync(1, kConsumerThreads);
+  bool last = false;
   if (ct == 0) {
     if constexpr (kAfterGridWait) asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    const int old = atomicAdd(counter, 1);
-    const int last = (old == splits - 1) ? 1 : 0;
+    last = atomicAdd(counter, 1) == splits - 1;
     if (last) *counter = 0;
-    *flag = last;
   }
-  ptx::named_bar_sync(1, kConsumerThreads);
-  if (*flag == 0) return false;
+  if (!ptx::named_bar_or(1, kConsumerThreads, last)) return false;
   __threadfence();
   const float4* src = reinterpret_cast<const float4*>(tile_ws) + ct;
 #pragma unroll
