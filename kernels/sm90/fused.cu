@@ -83,6 +83,10 @@ __global__ void __launch_bounds__(128) decode_a_kernel(const PrepassParams p) {
   uint4* dst = reinterpret_cast<uint4*>(p.a16 + blk * int64_t(kFusedATile));
 #pragma unroll
   for (int j = 0; j < 8; ++j) dst[r + 128 * j] = tile[r + 128 * j];
+  // The main kernel reads these tiles with bulk copies (the async proxy) after
+  // griddepcontrol.wait. The PTX ISA asks for a proxy fence between generic writes and
+  // async-proxy reads of the same memory and does not say that the grid dependency is one.
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
 #else
   (void)p;
 #endif
