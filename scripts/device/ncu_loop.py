@@ -62,7 +62,8 @@ def main():
     named = sum(reasons.values())
     print("  stall reasons in the loop, % of the samples that name one: " +
           ", ".join(f"{k.replace('stall_', '')} {100 * v / named:.0f}" for k, v in reasons.most_common(8)))
-    print(f"  loop body: {hi - lo + 1} SASS lines, unrolled over 3 K blocks (~{(hi - lo + 1) // 3} per block)")
+    kb = max(1, len(hg) // 4)  # four HGMMA (k16 steps) a K block
+    print(f"  loop body: {hi - lo + 1} SASS lines, {len(hg)} HGMMA: unrolled over {kb} K blocks (~{(hi - lo + 1) // kb} per block)")
 
 
 if __name__ == "__main__":
