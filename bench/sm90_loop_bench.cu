@@ -10,6 +10,8 @@
 //   static    no barriers and a 3-stage ring whose index is a compile-time value (one stage per
 //             fragment set): the bookkeeping diet's lower bound
 //   bare      only the loop, loads and stage arithmetic (no decode, no wgmma, no barriers)
+//   unroll12  the kernel's loop unrolled by 12 instead of 3, the kernel's loop body size (about 28
+//             KB of SASS): whether instruction fetch costs the kernel's long body anything
 //   round2    rounds of two K blocks: both blocks' waits, loads and decodes together, their eight
 //             wgmmas in one commit group, one wait_group per round (the kernel's loop otherwise);
 //             round2-nomma the same without wgmma. Faster here by 7-10 %, it was not in the
@@ -47,18 +49,18 @@ struct RingCfg {
   static constexpr int kStages = kFit < 16 ? kFit : 16;
 };
 
-enum Variant { kKernel, kNoDec, kNoMma, kNoSync, kStatic, kBare, kRound2, kRound2NoMma, kVariants };
+enum Variant { kKernel, kNoDec, kNoMma, kNoSync, kStatic, kBare, kUnroll12, kRound2, kRound2NoMma, kVariants };
 const char* const kNames[kVariants] = {"kernel", "no-dec", "no-mma", "no-sync",
-                                       "static", "bare",   "round2", "round2-nomma"};
+                                       "static", "bare",   "unroll12", "round2", "round2-nomma"};
 
 template <int MT, int V>
 __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles, float* sink) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace fd = ptx;
   using C = RingCfg<MT>;
-  constexpr bool kDecode = V == kKernel || V == kNoMma || V == kNoSync || V == kStatic;
+  constexpr bool kDecode = V == kKernel || V == kNoMma || V == kNoSync || V == kStatic || V == kUnroll12;
   constexpr bool kMma = V != kNoMma && V != kBare;
-  constexpr bool kSync = V == kKernel || V == kNoDec || V == kNoMma;
+  constexpr bool kSync = V == kKernel || V == kNoDec || V == kNoMma || V == kUnroll12;
   constexpr bool kFixed = V == kStatic;
   constexpr int ST = kFixed ? 3 : C::kStages;
   extern __shared__ uint8_t smem_raw[];
@@ -152,13 +154,19 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
     if (kMma) fd::wgmma_wait<1>();
     if (kSync && i >= 1) release_oldest();
   };
-  for (int i = 0;; i += 3) {
-    step(i, fr[0], fr[1], 1);
-    if (i + 1 >= nkb) break;
-    step(i + 1, fr[1], fr[2], 2);
-    if (i + 2 >= nkb) break;
-    step(i + 2, fr[2], fr[0], 0);
-    if (i + 3 >= nkb) break;
+  constexpr int kUnroll = V == kUnroll12 ? 12 : 3;  // unroll12: the kernel's loop body size
+  for (int i = 0;; i += kUnroll) {
+    bool done = false;
+#pragma unroll
+    for (int u = 0; u < kUnroll && !done; u += 3) {
+      step(i + u, fr[0], fr[1], 1);
+      if ((done = i + u + 1 >= nkb)) break;
+      step(i + u + 1, fr[1], fr[2], 2);
+      if ((done = i + u + 2 >= nkb)) break;
+      step(i + u + 2, fr[2], fr[0], 0);
+      done = i + u + 3 >= nkb;
+    }
+    if (done) break;
   }
   if (kMma) fd::wgmma_wait<0>();
   fd::fence_regs(acc);
@@ -382,6 +390,7 @@ void run_all(int nkb, int sms, long long* c, float* s) {
   run_one<MT, kNoSync>(nkb, sms, c, s);
   run_one<MT, kStatic>(nkb, sms, c, s);
   run_one<MT, kBare>(nkb, sms, c, s);
+  run_one<MT, kUnroll12>(nkb, sms, c, s);
   if constexpr (MT <= 128) {  // three sets of two blocks' fragments beside the accumulators
     run_one<MT, kRound2>(nkb, sms, c, s);
     run_one<MT, kRound2NoMma>(nkb, sms, c, s);
