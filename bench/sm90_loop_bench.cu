@@ -155,19 +155,19 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
     if (kSync && i >= 1) release_oldest();
   };
   constexpr int kUnroll = V == kUnroll12 ? 12 : 3;  // unroll12: the kernel's loop body size
+  // (a goto leaves both loops: a flag tested in the inner loop lengthened every variant's chain)
   for (int i = 0;; i += kUnroll) {
-    bool done = false;
 #pragma unroll
-    for (int u = 0; u < kUnroll && !done; u += 3) {
+    for (int u = 0; u < kUnroll; u += 3) {
       step(i + u, fr[0], fr[1], 1);
-      if ((done = i + u + 1 >= nkb)) break;
+      if (i + u + 1 >= nkb) goto done;
       step(i + u + 1, fr[1], fr[2], 2);
-      if ((done = i + u + 2 >= nkb)) break;
+      if (i + u + 2 >= nkb) goto done;
       step(i + u + 2, fr[2], fr[0], 0);
-      done = i + u + 3 >= nkb;
+      if (i + u + 3 >= nkb) goto done;
     }
-    if (done) break;
   }
+done:
   if (kMma) fd::wgmma_wait<0>();
   fd::fence_regs(acc);
   if (kSync) release_oldest();
