@@ -53,6 +53,61 @@ enum Variant { kKernel, kNoDec, kNoMma, kNoSync, kStatic, kBare, kUnroll12, kRou
 const char* const kNames[kVariants] = {"kernel", "no-dec", "no-mma", "no-sync",
                                        "static", "bare",   "unroll12", "round2", "round2-nomma"};
 
+// The ring in shared memory (ST stages of A, raw B and scales, then full/empty mbarriers), filled
+// once: A = fp16 values near 1, B = arbitrary codes, scales = 1.0 (E4M3 0x38). All threads call
+// it; it ends with the CTA's barrier.
+struct Ring {
+  uint32_t sA, sB, sS, full, empty;
+};
+template <int MT>
+__device__ __forceinline__ Ring ring_setup(int ST) {
+  using C = RingCfg<MT>;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t raw = ptx::smem_u32(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  Ring r;
+  r.sA = base;
+  r.sB = r.sA + ST * C::kABytes;
+  r.sS = r.sB + ST * C::kBBytes;
+  r.full = r.sS + ST * C::kSBytes;
+  r.empty = r.full + ST * 8;
+  uint8_t* p = smem_raw + (base - raw);
+  for (int i = threadIdx.x; i < ST * C::kABytes / 2; i += blockDim.x)
+    reinterpret_cast<uint16_t*>(p)[i] = uint16_t(0x3C00u | (i & 0x3F));
+  for (int i = threadIdx.x; i < ST * C::kBBytes; i += blockDim.x) p[ST * C::kABytes + i] = uint8_t(i * 37u + 11u);
+  for (int i = threadIdx.x; i < ST * C::kSBytes; i += blockDim.x) p[ST * (C::kABytes + C::kBBytes) + i] = 0x38;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < ST; ++s) {
+      ptx::mbar_init(r.full + s * 8, 1);
+      ptx::mbar_init(r.empty + s * 8, 256);  // every consumer thread releases, as the kernel does
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> wgmma reads
+  __syncthreads();
+  return r;
+}
+
+// This consumer thread's raw-B and scale offsets in a stage (32-byte rows, 4 scale bytes a row):
+// rows 64 cw + 16 warp + lane / 4 (and + 8), scale block lane % 4, as the kernel's fragments.
+__device__ __forceinline__ int consumer_row(int cw, int tid) { return 64 * cw + 16 * (tid >> 5) + ((tid & 31) >> 2); }
+__device__ __forceinline__ uint32_t b_offset(int cw, int tid) { return consumer_row(cw, tid) * 32 + (tid & 3) * 8; }
+__device__ __forceinline__ uint32_t s_offset(int cw, int tid) { return consumer_row(cw, tid) * 4 + (tid & 3); }
+
+// The producer: re-arms each stage as soon as it is released, nkb times.
+__device__ __forceinline__ void rearm_stages(const Ring& r, int ST, int nkb) {
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int q = 0; q < nkb; ++q) {
+    if (q >= ST) ptx::mbar_wait(r.empty + stage * 8, phase ^ 1u);
+    ptx::mbar_arrive(r.full + stage * 8);
+    if (++stage == ST) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+}
+
 template <int MT, int V>
 __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles, float* sink) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -63,48 +118,17 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
   constexpr bool kSync = V == kKernel || V == kNoDec || V == kNoMma || V == kUnroll12;
   constexpr bool kFixed = V == kStatic;
   constexpr int ST = kFixed ? 3 : C::kStages;
-  extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw = fd::smem_u32(smem_raw);
-  const uint32_t base = (raw + 1023u) & ~1023u;
-  const uint32_t sA = base, sB = sA + ST * C::kABytes, sS = sB + ST * C::kBBytes;
-  const uint32_t full = sS + ST * C::kSBytes, empty = full + ST * 8;
-  // Fill every stage once: A = fp16 values near 1, B = arbitrary codes, scales = 1.0 (E4M3 0x38).
-  uint8_t* p = smem_raw + (base - raw);
-  for (int i = threadIdx.x; i < ST * C::kABytes / 2; i += blockDim.x)
-    reinterpret_cast<uint16_t*>(p)[i] = uint16_t(0x3C00u | (i & 0x3F));
-  for (int i = threadIdx.x; i < ST * C::kBBytes; i += blockDim.x) p[ST * C::kABytes + i] = uint8_t(i * 37u + 11u);
-  for (int i = threadIdx.x; i < ST * C::kSBytes; i += blockDim.x) p[ST * (C::kABytes + C::kBBytes) + i] = 0x38;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < ST; ++s) {
-      fd::mbar_init(full + s * 8, 1);
-      fd::mbar_init(empty + s * 8, 256);  // every consumer thread releases, as the kernel does
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> wgmma reads
-  __syncthreads();
+  const Ring ring = ring_setup<MT>(ST);
+  const uint32_t sA = ring.sA, sB = ring.sB, sS = ring.sS, full = ring.full, empty = ring.empty;
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
     fd::setmaxnreg_dec<40>();
-    if (kSync && threadIdx.x == 0) {  // re-arm each stage as soon as it is released
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int q = 0; q < nkb; ++q) {
-        if (q >= ST) fd::mbar_wait(empty + stage * 8, phase ^ 1u);
-        fd::mbar_arrive(full + stage * 8);
-        if (++stage == ST) {
-          stage = 0;
-          phase ^= 1u;
-        }
-      }
-    }
+    if (kSync && threadIdx.x == 0) rearm_stages(ring, ST, nkb);
     return;
   }
   fd::setmaxnreg_inc<232>();
   const int cw = wg - 1, tid = threadIdx.x & 127;
-  const int wq = tid >> 5, lane = tid & 31, c4 = lane & 3;
-  const int rloc = 64 * cw + 16 * wq + (lane >> 2);
-  const uint32_t bofs = rloc * 32 + c4 * 8, sofs = rloc * 4 + c4;
+  const uint32_t bofs = b_offset(cw, tid), sofs = s_offset(cw, tid);
   int stage = 0, rel = 0;
   uint32_t phase = 0;
   float acc[MT / 2];
@@ -203,47 +227,17 @@ __global__ void __launch_bounds__(384, 1) round_kernel(int nkb, long long* cycle
   using C = RingCfg<MT>;
   constexpr bool kMma = V == kRound2;
   constexpr int ST = C::kStages;
-  extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw = fd::smem_u32(smem_raw);
-  const uint32_t base = (raw + 1023u) & ~1023u;
-  const uint32_t sA = base, sB = sA + ST * C::kABytes, sS = sB + ST * C::kBBytes;
-  const uint32_t full = sS + ST * C::kSBytes, empty = full + ST * 8;
-  uint8_t* p = smem_raw + (base - raw);
-  for (int i = threadIdx.x; i < ST * C::kABytes / 2; i += blockDim.x)
-    reinterpret_cast<uint16_t*>(p)[i] = uint16_t(0x3C00u | (i & 0x3F));
-  for (int i = threadIdx.x; i < ST * C::kBBytes; i += blockDim.x) p[ST * C::kABytes + i] = uint8_t(i * 37u + 11u);
-  for (int i = threadIdx.x; i < ST * C::kSBytes; i += blockDim.x) p[ST * (C::kABytes + C::kBBytes) + i] = 0x38;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < ST; ++s) {
-      fd::mbar_init(full + s * 8, 1);
-      fd::mbar_init(empty + s * 8, 256);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  __syncthreads();
+  const Ring ring = ring_setup<MT>(ST);
+  const uint32_t sA = ring.sA, sB = ring.sB, sS = ring.sS, full = ring.full, empty = ring.empty;
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
     fd::setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) {
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int q = 0; q < nkb; ++q) {
-        if (q >= ST) fd::mbar_wait(empty + stage * 8, phase ^ 1u);
-        fd::mbar_arrive(full + stage * 8);
-        if (++stage == ST) {
-          stage = 0;
-          phase ^= 1u;
-        }
-      }
-    }
+    if (threadIdx.x == 0) rearm_stages(ring, ST, nkb);
     return;
   }
   fd::setmaxnreg_inc<232>();
   const int cw = wg - 1, tid = threadIdx.x & 127;
-  const int wq = tid >> 5, lane = tid & 31, c4 = lane & 3;
-  const int rloc = 64 * cw + 16 * wq + (lane >> 2);
-  const uint32_t bofs = rloc * 32 + c4 * 8, sofs = rloc * 4 + c4;
+  const uint32_t bofs = b_offset(cw, tid), sofs = s_offset(cw, tid);
   int stage = 0, rel = 0;
   uint32_t phase = 0;
   float acc[MT / 2];
