@@ -356,7 +356,8 @@ step_limits() {
     rep="$R/limits/ncu-$sh"
     # the first fused_kernel launch: the registered choice's warm-up (fused at both shapes)
     read -r m n k <<<"${sh//x/ }"
-    timeout 120 ncu --kernel-name regex:fused_kernel --launch-count 1 --section SpeedOfLight \
+    # --clock-control none: the card's clocks are left as they are (ncu otherwise locks them at base)
+    timeout 120 ncu --clock-control none --kernel-name regex:fused_kernel --launch-count 1 --section SpeedOfLight \
       --section MemoryWorkloadAnalysis --section WarpStateStats --section SourceCounters \
       --section ComputeWorkloadAnalysis --section LaunchStats -o "$rep" -f \
       $BIN --m "$m" --n "$n" --k "$k" --iters 3 --warmup 0 > "$rep.log" 2>&1 || { echo "ncu $sh failed"; return 1; }
@@ -388,7 +389,7 @@ step_kernels() {
   local k
   for k in 2048 16384; do
     echo "== 128x7168x$k"
-    ncu --launch-count 2 -k 'regex:decode_a_kernel|fused_kernel' \
+    ncu --clock-control none --launch-count 2 -k 'regex:decode_a_kernel|fused_kernel' \
       --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed \
       $BIN --kernel sm90 --m 128 --n 7168 --k $k --iters 1 --warmup 0 2>&1 | grep -E "decode_a_kernel|fused_kernel|gpu__time|throughput" | grep -v PROF
   done | tee "$R/kernels.txt"
