@@ -14,7 +14,7 @@
 //             KB of SASS): whether instruction fetch costs the kernel's long body anything
 //   round2    rounds of two K blocks: both blocks' waits, loads and decodes together, their eight
 //             wgmmas in one commit group, one wait_group per round (the kernel's loop otherwise);
-//             round2-nomma the same without wgmma. Faster here by 7-10 %, it was not in the
+//             round2-nomma the same without wgmma. Faster here by 9-16 %, it was not in the
 //             kernel (docs/kernels.md, history: "rounds of two K blocks")
 // Each CTA runs kBlocks K blocks on one SM (132 CTAs, one per SM, as the kernel runs); the
 // figure is cycles per K block of consumer warp 0 (clock64 around the loop), the median over
