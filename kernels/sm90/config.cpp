@@ -22,6 +22,8 @@ bool fused_tile_built(int m_tile) {
   return m_tile == 16 || m_tile == 32 || m_tile == 64 || m_tile == 128 || m_tile == 256;
 }
 
+bool fused_per_sm_built(int m_tile, int per_sm) { return per_sm == 1 || (per_sm == 2 && m_tile == 16); }
+
 bool mainloop_tile_built(int bm, int bn) {
   return (bm == 128 && bn % 16 == 0 && bn >= 16 && bn <= 256) || (bm == 256 && bn == 128);
 }
@@ -92,8 +94,10 @@ std::string describe(const Config& c) {
   if (c.path == Path::TwoPhase)
     return fmt::format("two-phase {}x{} split {} group {}", c.two_phase.bm, c.two_phase.bn,
                        c.two_phase.split, c.two_phase.group);
-  if (c.fused.workers > 0) return fmt::format("fused {}x{} stream-k {}", c.fused.m_tile, kFusedRowsN, c.fused.workers);
-  return fmt::format("fused {}x{} split {}", c.fused.m_tile, kFusedRowsN, c.fused.split);
+  const std::string per_sm = c.fused.per_sm != 1 ? fmt::format(" per-sm {}", c.fused.per_sm) : "";
+  if (c.fused.workers > 0)
+    return fmt::format("fused {}x{} stream-k {}{}", c.fused.m_tile, kFusedRowsN, c.fused.workers, per_sm);
+  return fmt::format("fused {}x{} split {}{}", c.fused.m_tile, kFusedRowsN, c.fused.split, per_sm);
 }
 
 namespace {
@@ -116,14 +120,16 @@ bool parse_tile(const std::string& t, int* rows, int* cols) {
 
 std::string parse_config(const std::string& text, Config* out) {
   static const char* kForms =
-      "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' or 'two-phase BMxBN split S group G' "
-      "(e.g. 'fused 128x128 split 2', 'fused 128x128 stream-k 132', 'two-phase 128x144 split 1 group 16')";
+      "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' (either optionally followed by 'per-sm 2') "
+      "or 'two-phase BMxBN split S group G' (e.g. 'fused 128x128 split 2', 'fused 128x128 stream-k 132', "
+      "'fused 16x128 stream-k 264 per-sm 2', 'two-phase 128x144 split 1 group 16')";
   std::istringstream in(text);
   std::vector<std::string> w;
   for (std::string t; in >> t;) w.push_back(t);
   Config c;
   int rows = 0, cols = 0;
-  if (w.size() == 4 && w[0] == "fused" && (w[2] == "split" || w[2] == "stream-k")) {
+  if ((w.size() == 4 || (w.size() == 6 && w[4] == "per-sm")) && w[0] == "fused" &&
+      (w[2] == "split" || w[2] == "stream-k")) {
     if (!parse_tile(w[1], &rows, &cols)) return fmt::format("tile '{}' is not ROWSxCOLS", w[1]);
     if (cols != kFusedRowsN)
       return fmt::format("the fused path's tile is MTx{}, got {}", kFusedRowsN, w[1]);
@@ -131,6 +137,8 @@ std::string parse_config(const std::string& text, Config* out) {
       return fmt::format("split '{}' is not a positive count", w[3]);
     if (w[2] == "stream-k" && !parse_count(w[3], &c.fused.workers))
       return fmt::format("stream-k workers '{}' is not a positive count", w[3]);
+    if (w.size() == 6 && (!parse_count(w[5], &c.fused.per_sm) || c.fused.per_sm != 2))
+      return fmt::format("per-sm '{}' is not 2 (one CTA per SM is spelt without 'per-sm')", w[5]);
     c.path = Path::Fused;
     c.fused.m_tile = rows;
   } else if (w.size() == 6 && w[0] == "two-phase" && w[2] == "split" && w[4] == "group") {

@@ -23,11 +23,14 @@ enum class Path { Auto, Fused, TwoPhase };
 // into wgmma register fragments (C^T = B A^T); tile m_tile (the wgmma N: 16, 32, 64, 128 or
 // 256) x 128 rows of N, `split` K splits reduced by the last split of each tile; or, with
 // workers > 0, stream-K (stream_k.hpp): that many CTAs each take an equal share of all tiles'
-// K, a tile's pieces reduced the same way (split is then 1).
+// K, a tile's pieces reduced the same way (split is then 1). per_sm: CTAs per SM, 1 or (M tile
+// 16 only) 2 - twice the consumer warps per SM, each CTA with half the shared memory and
+// registers; stream-K then has per_sm x SMs workers.
 struct FusedConfig {
   int m_tile = 128;
   int split = 1;
   int workers = 0;
+  int per_sm = 1;
 };
 
 // The two-phase path (two_phase.cu): A and B decoded once to fp16, then the fp16 mainloop with
@@ -65,6 +68,9 @@ constexpr int fused_scale_box_start(int kb) { return (kb & ~(kFusedBStageKb - 1)
 constexpr int fused_scale_in_box(int kb) { return (kb & (kFusedBStageKb - 1)) * 4; }
 
 bool fused_tile_built(int m_tile);         // 16, 32, 64, 128, 256
+// Two CTAs per SM are built for M tile 16 only: the consumers' 96 registers spill at 32.
+bool fused_per_sm_built(int m_tile, int per_sm);
+constexpr const char* kFusedPerSmRule = "two CTAs per SM with M tile 16 only, else one";
 bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 256x128
 
 // Fused workspace: [A prepass tiles][split-K partials][tile counters], 256-byte aligned parts.
@@ -93,7 +99,8 @@ std::string shape_error(const Shape& s);
 Config normalize(const Shape& s, Config c);
 size_t workspace_bytes(const Shape& s, const Config& c);
 
-// "fused 128x128 split 2", "fused 128x128 stream-k 132", "two-phase 128x144 split 1 group 16".
+// "fused 128x128 split 2", "fused 128x128 stream-k 132", "fused 16x128 split 1 per-sm 2",
+// "two-phase 128x144 split 1 group 16".
 std::string describe(const Config& c);
 // The inverse of describe(): "" and *out set when `text` is one such spelling, else the reason.
 std::string parse_config(const std::string& text, Config* out);

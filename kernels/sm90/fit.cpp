@@ -278,11 +278,12 @@ PickCheck check_picks(const std::vector<Timed>& timings, Path path, const CostMo
     // The fastest of what the chooser may take (a timing of a configuration it no longer weighs
     // is no standard for it).
     const Timed* fastest = nullptr;
-    bool stream_k = false;
+    bool stream_k = false, two_per_sm = false;
     for (const Timed* t : list) {
       if (!configuration_error(s, path, t->config, sms).empty()) continue;
       if (!fastest || t->us < fastest->us) fastest = t;
       stream_k |= t->config.path == Path::Fused && t->config.fused.workers > 0;
+      two_per_sm |= t->config.path == Path::Fused && t->config.fused.per_sm == 2;
     }
     if (!fastest) {
       ++pc.untimed;
@@ -293,7 +294,8 @@ PickCheck check_picks(const std::vector<Timed>& timings, Path path, const CostMo
     if (path == Path::TwoPhase) {
       pick.two_phase = choose_two_phase(s, sms, m);
     } else {
-      pick.fused = stream_k ? choose_fused(s, sms, m) : choose_fused_split_k(s, sms, m);
+      // The chooser over what was timed: stream-K and two CTAs per SM where the timings hold them.
+      pick.fused = stream_k || two_per_sm ? choose_fused(s, sms, m, two_per_sm) : choose_fused_split_k(s, sms, m);
     }
     const std::string name = describe(pick);
     const Timed* timed = nullptr;

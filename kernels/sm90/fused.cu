@@ -98,14 +98,14 @@ void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
-// Persistent: `grid` CTAs (one per SM at most) walk the units. Launched with programmatic stream
+// Persistent: `grid` CTAs (OCC per SM at most) walk the units. Launched with programmatic stream
 // serialization after the A prepass, which triggers its dependents at its start: the producer
 // waits (griddepcontrol.wait) before its first read of the prepass output.
-template <int MT>
+template <int MT, int OCC = 1>
 void launch_main(const fused::Params& p, const std::array<CUtensorMap, 3>& maps, int grid, cudaStream_t stream,
                  DeviceState& dev) {
-  using C = fused::Cfg<MT>;
-  dev.ensure_smem_limit(reinterpret_cast<const void*>(fused::fused_kernel<MT>), C::kSmem);
+  using C = fused::Cfg<MT, OCC>;
+  dev.ensure_smem_limit(reinterpret_cast<const void*>(fused::fused_kernel<MT, OCC>), C::kSmem);
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
   cfg.blockDim = dim3(fused::kThreads, 1, 1);
@@ -116,7 +116,7 @@ void launch_main(const fused::Params& p, const std::array<CUtensorMap, 3>& maps,
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT>, maps[0], maps[1], maps[2], p));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT, OCC>, maps[0], maps[1], maps[2], p));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -126,6 +126,9 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
                   cudaStream_t stream, DeviceState& dev) {
   if (!fused_tile_built(c.m_tile))
     throw usage_error(fmt::format("sm90: fused M tile {} not built (16/32/64/128/256)", c.m_tile));
+  if (!fused_per_sm_built(c.m_tile, c.per_sm))
+    throw usage_error(fmt::format("sm90: fused M tile {} with {} CTAs per SM not built ({})", c.m_tile, c.per_sm,
+                                  kFusedPerSmRule));
   const FusedLayout w = fused_layout(s, c);
   uint8_t* ws = static_cast<uint8_t*>(workspace);
   fused::Params p{};
@@ -190,8 +193,13 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   pp.counters = p.counters;
   pp.ncounters = p.counters != nullptr ? w.tiles : 0;
   launch_prepass(pp, stream);
-  // Persistent: one CTA per SM at most (split-K), or one per stream-K worker.
-  const int grid = c.workers > 0 ? c.workers : static_cast<int>(std::min<int64_t>(units, dev.sm_count()));
+  // Persistent: per_sm CTAs per SM at most (split-K), or one per stream-K worker (per_sm x SMs).
+  const int grid = c.workers > 0 ? c.workers
+                                 : static_cast<int>(std::min<int64_t>(units, int64_t(c.per_sm) * dev.sm_count()));
+  if (c.per_sm == 2) {
+    launch_main<16, 2>(p, maps, grid, stream, dev);
+    return;
+  }
   switch (c.m_tile) {
     case 16: launch_main<16>(p, maps, grid, stream, dev); break;
     case 32: launch_main<32>(p, maps, grid, stream, dev); break;

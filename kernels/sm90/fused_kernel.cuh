@@ -7,7 +7,7 @@
 // prepass (decode_a_kernel in fused.cu, decode_frag's K order: its 128-row tiles are
 // 128-byte swizzled, as the SW128 descriptor wants them).
 //
-// CTA: 384 threads = 3 warpgroups, one CTA per SM, persistent over work units (batch, M tile,
+// CTA: 384 threads = 3 warpgroups, one CTA per SM (or two at M tile 16: Cfg's OCC), persistent over work units (batch, M tile,
 // 128-row N tile, K split), the grouped raster of schedule.cuh with bands of 8 M tiles - or, with
 // stream-K (stream_k.hpp), one CTA per worker over its equal share of all tiles' K, cut at tile
 // boundaries into pieces reduced like K splits (UnitWalk below). Two rings
@@ -86,11 +86,14 @@ struct Params {
 // kFusedRowsN (B rows per tile, 64 per consumer warpgroup), kFusedGroup, kFusedATile,
 // kFusedBStageKb: config.hpp
 constexpr int kThreads = 384;
-constexpr int kSmemLimit = 227 * 1024;
 
-template <int MT>
+// OCC CTAs per SM: 1, or 2 at M tile 16 (FusedConfig::per_sm: twice the consumer warps per SM,
+// half the shared memory and registers each).
+template <int MT, int OCC = 1>
 struct Cfg {
   static_assert(MT == 16 || MT == 32 || MT == 64 || MT == 128 || MT == 256, "M tile");
+  static_assert(OCC == 1 || (OCC == 2 && MT == 16), "two CTAs per SM at M tile 16 only (config.hpp)");
+  static constexpr int kSmemLimit = OCC == 1 ? 227 * 1024 : 113 * 1024;  // 228 KB an SM, 1 KB a CTA reserved
   static constexpr int kABytes = MT * 128;                        // MT rows x 64 fp16, swizzled
   static constexpr int kBRow = kFusedBStageKb * 32;                // raw B bytes per row per B stage
   static_assert(kBRow == 128, "one 128-byte swizzle span per row");
@@ -103,7 +106,7 @@ struct Cfg {
   static constexpr int kEpiBytes = 2 * 2 * kEpiBox;   // two boxes per consumer warpgroup
   // B stages (4 K blocks each) first, then as many A stages (1 K block) as fit, at most 16: the
   // B ring keeps 12-32 K blocks of raw B in flight, the A ring (from L2) at least 4.
-  static constexpr int kBStages = MT <= 32 ? 8 : MT == 64 ? 6 : MT == 128 ? 4 : 3;
+  static constexpr int kBStages = OCC == 2 ? 4 : MT <= 32 ? 8 : MT == 64 ? 6 : MT == 128 ? 4 : 3;
   static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers
   static constexpr int kFixed = 1024 + kEpiBytes + kBarBytes + kBStages * (kBBytes + kSBytes);
   static constexpr int kAFit = (kSmemLimit - kFixed) / kABytes;
@@ -116,9 +119,12 @@ struct Cfg {
   // setmaxnreg: warpgroup 0 and the two consumer warpgroups share the 168 x 384 registers of the
   // launch; the 256 tile's accumulators need 224 (216 spilled), the producers 56 (40 spilled the
   // scale copies, 48 the stream-K walk).
-  static constexpr int kConsumerRegs = 224;
-  static constexpr int kProducerRegs = 56;
-  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 168 * kThreads, "register file");
+  // Two CTAs per SM: 80 at entry (65536 / 768 threads), producers 40, consumers 96 (no spills at
+  // M tile 16; at 32 the consumers spill, at 24 the producers).
+  static constexpr int kConsumerRegs = OCC == 1 ? 224 : 96;
+  static constexpr int kProducerRegs = OCC == 1 ? 56 : 40;
+  static constexpr int kLaunchRegs = OCC == 1 ? 168 : 80;
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kLaunchRegs * kThreads, "register file");
   static_assert(kAStages >= 4 && kBStages >= 2 && kSmem <= size_t(kSmemLimit), "shared memory");
   static_assert(2 * (kAStages + kBStages) * 8 <= kBarBytes, "barrier space");
 };
@@ -149,12 +155,12 @@ struct UnitWalk {
   }
 };
 
-template <int MT>
-__global__ void __launch_bounds__(kThreads, 1)
+template <int MT, int OCC>
+__global__ void __launch_bounds__(kThreads, OCC)
     fused_kernel(const __grid_constant__ CUtensorMap tmC, const __grid_constant__ CUtensorMap tmB,
                  const __grid_constant__ CUtensorMap tmS, const Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using C = Cfg<MT>;
+  using C = Cfg<MT, OCC>;
   constexpr int SA = C::kAStages, SB = C::kBStages;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t raw = ptx::smem_u32(smem_raw);

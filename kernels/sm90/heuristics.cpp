@@ -44,6 +44,12 @@ std::string join(const std::vector<int>& v) {
 // (split-K pick, stream-K) timed side by side on one H200 (tests/fixtures/sm90-fit/streamk.json)
 // the lower estimate is the faster of the pair on 31 and 1.6 % slower on the last.
 //
+// Two CTAs per SM (M tile 16, `per-sm 2`): each CTA's K block costs kTwoPerSmBlock times one
+// CTA's alone (two together run 2 / 1.72 = 1.16x the blocks a lone CTA does), rounds are of
+// twice the SM count, and a call costs kTwoPerSmCallUs more (its shallower B ring). Measured, not
+// fitted: stream-K over 264 against 132 workers on four M = 16 shapes with 10240-57344 rows of B
+// (bench/results/h200/2026-12-02-sm90-two-per-sm/README.md).
+//
 // The fp16 mainloop, 132 SMs: persistent waves = ceil(units / SMs), each of (k-blocks per unit)
 // x (0.101 + 0.246 w) us, w = BN / 128 (2 for 256x128, +0.012 us per k-block), plus 1.38 w us of
 // fill and epilogue per wave; split-K adds per wave 4.38 us + 0.613 s w us (FP32 partials
@@ -88,6 +94,9 @@ const CostModels kShipped = {
     {0.3903, 0.3973, 0.4043, 0.4931, 0.6584, 1.5241, 1.5683, 2.7772, 0.3455, 1.3209, 5.2477},
     {0.1006, 0.2456, 0.0116, 1.3809, 4.3835, 0.6133, 9.0692, 0.6691}};
 
+constexpr double kTwoPerSmBlock = 1.72;
+constexpr double kTwoPerSmCallUs = 1.7;
+
 int block_term(int m_tile) {
   switch (m_tile) {
     case 16: return kBlock16;
@@ -116,6 +125,7 @@ FusedTerms fused_terms(const Shape& s, const FusedConfig& c, int sms) {
   const FusedLayout w = fused_layout(s, c);
   const int nk = static_cast<int>(s.k / kGranuleK);
   const double rows = c.m_tile / 128.0;
+  const int slots = std::max(1, sms) * c.per_sm;  // CTAs running at once
   int64_t blocks = 0;  // the busiest CTA's K blocks
   double units = 0.0;  // its rounds of units, or pieces
   bool partials = c.split > 1;
@@ -140,12 +150,12 @@ FusedTerms fused_terms(const Shape& s, const FusedConfig& c, int sms) {
     partials = true;  // every piece writes its partial, as a split-K unit does
     t[kPartialRead] = double(ceil_div(w.tiles, c.workers)) * w.slots * rows;
   } else {
-    const int64_t rounds = ceil_div(int64_t(w.tiles) * c.split, std::max(1, sms));
+    const int64_t rounds = ceil_div(int64_t(w.tiles) * c.split, slots);
     blocks = rounds * ceil_div(nk, c.split);
     units = double(rounds);
-    if (partials) t[kPartialRead] = double(ceil_div(w.tiles, std::max(1, sms))) * c.split * rows;
+    if (partials) t[kPartialRead] = double(ceil_div(w.tiles, slots)) * c.split * rows;
   }
-  t[block_term(c.m_tile)] = double(blocks);
+  t[block_term(c.m_tile)] = double(blocks) * (c.per_sm == 2 ? kTwoPerSmBlock : 1.0);
   t[kUnit] = units;
   if (partials) {
     t[kSplitUnit] = units;
@@ -179,7 +189,7 @@ TwoPhaseTerms two_phase_terms(const Shape& sh, const TwoPhaseConfig& c, int sms)
 }
 
 double estimate_fused_us(const Shape& s, const FusedConfig& c, int sms, const CostModels& m) {
-  return dot(fused_terms(s, c, sms), m.fused);
+  return dot(fused_terms(s, c, sms), m.fused) + (c.per_sm == 2 ? kTwoPerSmCallUs : 0.0);
 }
 
 double estimate_mainloop_us(const Shape& s, const TwoPhaseConfig& c, int sms, const CostModels& m) {
@@ -195,8 +205,10 @@ double estimate_two_phase_us(const Shape& s, const TwoPhaseConfig& c, int sms, c
 // The fused path weighs the smallest M tile that holds M (16 at least, 256 at most), half of
 // it, and 256 above M = 128; splits 1-6, 8, 12 and 16 that divide K/64 into that many non-empty
 // even shares, while the partials stay under 1 GiB; and for each tile stream-K over the SM count
-// where the tiles fill fewer than all SMs in their last round and every worker gets a K quad.
-// Preference on near-ties: the larger tile, the smaller split. The chooser weighs
+// where the tiles fill fewer than all SMs in their last round and every worker gets a K quad;
+// at M tile 16 the same again with two CTAs per SM (split-K where its units take more than one
+// round of one CTA per SM). Preference on near-ties: the larger tile, the smaller split, one CTA
+// per SM. The chooser weighs
 // stream-K only where M <= kStreamKChosenMaxM (its estimate's checked range); elsewhere it is
 // listed, and runs when pinned (--kernel-config).
 std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
@@ -216,10 +228,18 @@ std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
       if (fused_layout(s, c.fused).partial > (size_t(1) << 30)) break;
       out.push_back(c.fused);
     }
-    FusedConfig sk{mt, 1, sms};
-    const FusedLayout w = fused_layout(s, sk);
-    const int64_t quads = int64_t(w.tiles) * ceil_div(nk, kFusedBStageKb);
-    if (sms > 1 && w.tiles % sms != 0 && quads >= sms && w.partial <= (size_t(1) << 30)) out.push_back(sk);
+    for (int per_sm = 1; per_sm <= 2; ++per_sm) {
+      if (!fused_per_sm_built(mt, per_sm)) continue;
+      const int slots = sms * per_sm;
+      if (per_sm == 2)  // splits whose units take more than one round of one CTA per SM
+        for (const FusedConfig& f : std::vector<FusedConfig>(out))
+          if (f.m_tile == mt && f.workers == 0 && f.per_sm == 1 && int64_t(fused_layout(s, f).tiles) * f.split > sms)
+            out.push_back({mt, f.split, 0, 2});
+      FusedConfig sk{mt, 1, slots, per_sm};
+      const FusedLayout w = fused_layout(s, sk);
+      const int64_t quads = int64_t(w.tiles) * ceil_div(nk, kFusedBStageKb);
+      if (sms > 1 && w.tiles % slots != 0 && quads >= slots && w.partial <= (size_t(1) << 30)) out.push_back(sk);
+    }
   }
   return out;
 }
@@ -263,15 +283,17 @@ void cheapest_fused(const Shape& s, int sms, const CostModels& m, Take take, Fus
 FusedConfig choose_fused_split_k(const Shape& s, int sms, const CostModels& m) {
   FusedConfig best;
   double best_t = std::numeric_limits<double>::infinity();
-  cheapest_fused(s, sms, m, [](const FusedConfig& c) { return c.workers == 0; }, best, best_t);
+  cheapest_fused(s, sms, m, [](const FusedConfig& c) { return c.workers == 0 && c.per_sm == 1; }, best, best_t);
   return best;
 }
 
-FusedConfig choose_fused(const Shape& s, int sms, const CostModels& m) {
+FusedConfig choose_fused(const Shape& s, int sms, const CostModels& m, bool two_per_sm) {
   FusedConfig best = choose_fused_split_k(s, sms, m);
-  if (s.m > kStreamKChosenMaxM) return best;
   double best_t = estimate_fused_us(s, best, sms, m);
-  cheapest_fused(s, sms, m, [](const FusedConfig& c) { return c.workers > 0; }, best, best_t);
+  if (s.m <= kStreamKChosenMaxM)
+    cheapest_fused(s, sms, m, [](const FusedConfig& c) { return c.workers > 0 && c.per_sm == 1; }, best, best_t);
+  if (two_per_sm)  // M tile 16 only, so M <= 32
+    cheapest_fused(s, sms, m, [](const FusedConfig& c) { return c.per_sm == 2; }, best, best_t);
   return best;
 }
 
@@ -341,15 +363,26 @@ std::string configuration_error(const Shape& s, Path path, const Config& c, int 
   if (c.path == Path::Fused) {
     if (!fused_tile_built(c.fused.m_tile))
       return fmt::format("fused M tile {} is not built (16, 32, 64, 128, 256)", c.fused.m_tile);
+    if (!fused_per_sm_built(c.fused.m_tile, c.fused.per_sm))
+      return fmt::format("per-sm {} with M tile {}: {}", c.fused.per_sm, c.fused.m_tile, kFusedPerSmRule);
     bool stream_k = false;
     for (const FusedConfig& f : fused_candidates(s, sms)) {
       if (std::find(tiles.begin(), tiles.end(), f.m_tile) == tiles.end()) tiles.push_back(f.m_tile);
-      if (f.m_tile == c.fused.m_tile && f.workers == 0) splits.push_back(f.split);
+      if (f.m_tile == c.fused.m_tile && f.workers == 0 && f.per_sm == 1) splits.push_back(f.split);
       if (f.m_tile == c.fused.m_tile && f.workers > 0) stream_k = true;
     }
     if (splits.empty())
       return fmt::format("the fused path does not weigh M tile {} at {} (M tiles there: {})",
                          c.fused.m_tile, at, tiles.empty() ? "none" : join(tiles));
+    const bool split_weighed = std::find(splits.begin(), splits.end(), c.fused.split) != splits.end();
+    if (c.fused.per_sm == 2 && c.fused.workers == 0 && split_weighed)
+      return fmt::format("the fused path weighs split {} per-sm 2 at {} only where its units ({} per split) "
+                         "take more than one round of {} SMs",
+                         c.fused.split, at, fused_layout(s, c.fused).tiles, sms);
+    if (c.fused.workers > 0 && c.fused.per_sm == 2)
+      return fmt::format("the fused path's stream-k per-sm 2 uses {} workers here (twice the SM count) where "
+                         "its tiles leave CTAs idle, not {}",
+                         2 * sms, c.fused.workers);
     if (c.fused.workers > 0)
       return stream_k ? fmt::format("the fused path's stream-k uses {} workers here (the SM count), not {}",
                                     sms, c.fused.workers)

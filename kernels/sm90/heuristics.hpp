@@ -58,10 +58,12 @@ constexpr int64_t kStreamKChosenMaxM = 512;
 
 // Each path's cheapest candidate by its model (`m`: the shipped coefficients unless a refit is
 // being weighed), normalised. choose_fused_split_k weighs the fused path's split-K candidates
-// alone; choose_fused takes stream-K instead where its estimate is lower (M <=
-// kStreamKChosenMaxM).
+// with one CTA per SM alone (what the fitted timings hold); choose_fused takes stream-K instead
+// where its estimate is lower (M <= kStreamKChosenMaxM), and then, unless two_per_sm is false,
+// two CTAs per SM (M tile 16) where theirs is.
 FusedConfig choose_fused_split_k(const Shape& s, int sm_count, const CostModels& m = shipped_models());
-FusedConfig choose_fused(const Shape& s, int sm_count, const CostModels& m = shipped_models());
+FusedConfig choose_fused(const Shape& s, int sm_count, const CostModels& m = shipped_models(),
+                         bool two_per_sm = true);
 TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count, const CostModels& m = shipped_models());
 // The registered kernel's choice: the forced path's pick, or (Auto) the path whose model
 // estimates the lower time.

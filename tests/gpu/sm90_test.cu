@@ -322,6 +322,37 @@ TEST(Sm90Gemm, FusedStreamK) {
     }
 }
 
+// Two CTAs per SM (M tile 16, `per-sm 2`: fused_kernel<16, 2>, half the shared memory and
+// registers each): split-K with more units than SMs and fewer, stream-K over a few workers and
+// over twice the SM count, ragged M and N, L > 1, K not a multiple of 256 (the plain scale copy).
+static sm90::Config two_per_sm(sm90::Config c) {
+  c.fused.per_sm = 2;
+  return c;
+}
+
+TEST(Sm90Gemm, FusedTwoPerSm) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{16, 57344, 1024, 1}, {9, 1000, 448, 3}, {16, 7168, 2048, 1},
+                          {30, 4100, 320, 2},   {1, 8, 64, 1},     {16, 36864, 576, 1}};
+  uint64_t seed = 1500;
+  for (const Shape& s : shapes) {
+    std::vector<sm90::Config> cs;
+    for (int split : {1, 2, 3, 5}) cs.push_back(fused(16, split));
+    for (int workers : {7, 2 * sm_count()}) cs.push_back(stream_k(16, workers));
+    for (sm90::Config c : cs) {
+      c = two_per_sm(c);
+      const sm90::FusedLayout w = sm90::fused_layout(s, c.fused);
+      const int64_t quads = (s.k / sm90::kGranuleK + sm90::kFusedBStageKb - 1) / sm90::kFusedBStageKb;
+      if (c.fused.workers > 0 && int64_t(w.tiles) * quads < c.fused.workers) continue;
+      for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+        const Check r = run_and_check(s, d, ++seed, c, 3000);
+        EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
+                            << r.checked << " bad, first " << r.first;
+      }
+    }
+  }
+}
+
 // The fused path's persistent CTAs walking many units each (the ring and its phases run on
 // across unit boundaries, split-K partials of one tile come from different CTAs), and the GPU
 // MODE shapes with the path's own choice of tile and split, several seeds.
@@ -339,7 +370,8 @@ TEST(Sm90Gemm, FusedManyUnitsAndGpuModeShapes) {
                           {256, 7168, 256, 1},  {256, 7168, 2048, 1}, {384, 7168, 2304, 1},
                           {512, 512, 7168, 1},  {512, 4096, 512, 1},  {512, 1536, 7168, 1},
                           {128, 7168, 16384, 1}, {128, 4096, 7168, 1}, {128, 7168, 2048, 1},
-                          {16, 576, 7168, 1},   {16, 36864, 7168, 1}};
+                          {16, 576, 7168, 1},   {16, 36864, 7168, 1}, {16, 24576, 1536, 1},
+                          {16, 10240, 8192, 1}};
   for (const Shape& s : shapes)
     for (Dist d : {Dist::GpuMode, Dist::Normal})
       for (int rep = 0; rep < 2; ++rep) {
@@ -380,7 +412,7 @@ TEST(Sm90Gemm, SplitKIsDeterministic) {
   for (const sm90::Config c : {two_phase(128, 128, 4), two_phase(256, 128, 7), two_phase(128, 144, 5),
                                fused(128, 8),
                                fused(16, 13), fused(256, 5), fused(64, 16), stream_k(128, 100),
-                               stream_k(16, 50)}) {
+                               stream_k(16, 50), two_per_sm(fused(16, 13)), two_per_sm(stream_k(16, 100))}) {
     DeviceBuffer ws(sm90::workspace_bytes(s, c));
     std::vector<uint16_t> first(size_t(s.m * s.n)), again(first.size());
     for (auto* out : {&first, &again}) {

@@ -157,7 +157,7 @@ TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
     const char* config;
     const char* reason;  // a substring of the reason
   } cases[] = {
-      {"sm90", small, "fused 128x128", "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' or 'two-phase BMxBN split S group G'"},
+      {"sm90", small, "fused 128x128", "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' (either optionally followed by 'per-sm 2') or 'two-phase BMxBN split S group G'"},
       {"sm90", small, "fused", "expected 'fused MTx128 split S'"},
       {"sm90", small, "fast", "expected 'fused MTx128 split S'"},
       {"sm90", small, "Fused 128x128 split 2", "expected 'fused MTx128 split S'"},
@@ -172,7 +172,7 @@ TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
       {"sm90", small, "fused 16x128 split 1", "does not weigh M tile 16 at 128x7168x16384 (M tiles there: 128, 64)"},
       {"sm90", small, "fused 128x128 split 7", "does not weigh split 7 at 128x7168x16384 with M tile 128 (splits there: 1, 2, 3, 4, 5, 6, 8, 12, 16)"},
       {"sm90", Shape{128, 7168, 256, 1}, "fused 128x128 split 8", "splits there: 1, 2, 4)"},
-      {"sm90", big, "two-phase 128x144 split 1", "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' or 'two-phase BMxBN split S group G'"},
+      {"sm90", big, "two-phase 128x144 split 1", "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' (either optionally followed by 'per-sm 2') or 'two-phase BMxBN split S group G'"},
       {"sm90", big, "two-phase 128x150 split 1 group 16", "two-phase tile 128x150 is not built"},
       {"sm90", big, "two-phase 256x256 split 1 group 16", "two-phase tile 256x256 is not built"},
       {"sm90", big, "two-phase 128x144 split 1 group 8", "uses group 16 at 4096x576x7168 with tile 128x144, not 8"},
@@ -182,6 +182,14 @@ TEST(Sm90Config, BadConfigurationsAreRefusedWithTheReason) {
       {"sm90-fused", big, "two-phase 128x144 split 1 group 16", "this kernel runs the fused path only"},
       {"sm90-2phase", small, "fused 128x128 split 2", "this kernel runs the two-phase path only"},
       {"sm90", Shape{128, 256, 96, 1}, "fused 128x128 split 1", "the shape is not supported: K must be a multiple of 64"},
+      {"sm90", small, "fused 128x128 split 2 per-sm 2", "per-sm 2 with M tile 128: two CTAs per SM with M tile 16 only"},
+      {"sm90", small, "fused 16x128 split 2 per-sm 3", "per-sm '3' is not 2"},
+      {"sm90", small, "fused 16x128 split 2 per-sm 1", "per-sm '1' is not 2 (one CTA per SM is spelt without 'per-sm')"},
+      {"sm90", small, "fused 16x128 split 2 per-sm", "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' (either optionally followed by 'per-sm 2')"},
+      {"sm90", Shape{16, 576, 7168, 1}, "fused 16x128 split 4 per-sm 2", "weighs split 4 per-sm 2 at 16x576x7168 only where its units (5 per split) take more than one round of 132 SMs"},
+      {"sm90", Shape{16, 576, 7168, 1}, "fused 16x128 split 7 per-sm 2", "does not weigh split 7 at 16x576x7168 with M tile 16"},
+      {"sm90", Shape{16, 57344, 8192, 1}, "fused 16x128 stream-k 132 per-sm 2", "stream-k per-sm 2 uses 264 workers here (twice the SM count)"},
+      {"sm90", Shape{16, 57344, 8192, 1}, "fused 16x128 stream-k 264", "stream-k uses 132 workers here (the SM count), not 264"},
   };
   for (const auto& c : cases) {
     auto g = make_gemm(c.kernel, Role::Kernel);
@@ -310,6 +318,36 @@ TEST(Sm90Config, StreamKIsListedPinnableAndChosenAtSmallMOnly) {
   const sm90::FusedLayout w = sm90::fused_layout(gm, sm90::FusedConfig{128, 1, 132});
   EXPECT_EQ(w.slots, 4);
   EXPECT_EQ(w.partial, size_t(56) * 4 * 128 * 128 * 4);
+}
+
+// Two CTAs per SM (`per-sm 2`): weighed at M tile 16 only, split-K where its units take more than
+// one round of one CTA per SM, stream-K over twice the SM count; spelt with its suffix, which
+// round-trips; chosen where the model says it wins (16x57344x8192, measured 1.12x; not at
+// 16x576x7168, whose 5 tiles leave SMs idle either way).
+TEST(Sm90Config, TwoPerSmIsWeighedAtMTile16Only) {
+  int seen = 0;
+  for (const Shape& s : {Shape{16, 57344, 8192, 1}, Shape{32, 24576, 1536, 1}, Shape{64, 57344, 8192, 1},
+                         Shape{16, 576, 7168, 1}, Shape{1, 8, 64, 1}}) {
+    for (const sm90::Config& c : sm90::configurations(s, sm90::Path::Fused, 132)) {
+      if (c.fused.per_sm == 1) continue;
+      ++seen;
+      EXPECT_EQ(c.fused.per_sm, 2) << sm90::describe(c);
+      EXPECT_EQ(c.fused.m_tile, 16) << sm90::describe(c);
+      if (c.fused.workers > 0) {
+        EXPECT_EQ(c.fused.workers, 264) << sm90::describe(c);
+      } else {
+        EXPECT_GT(int64_t(sm90::fused_layout(s, c.fused).tiles) * c.fused.split, 132) << sm90::describe(c);
+      }
+      sm90::Config parsed;
+      ASSERT_EQ(sm90::parse_config(sm90::describe(c), &parsed), "") << sm90::describe(c);
+      EXPECT_EQ(parsed.fused.per_sm, 2);
+      EXPECT_EQ(sm90::describe(parsed), sm90::describe(c));
+    }
+  }
+  EXPECT_GT(seen, 10);
+  EXPECT_EQ(sm90::describe(sm90::choose_config(Shape{16, 57344, 8192, 1}, 132)), "fused 16x128 stream-k 264 per-sm 2");
+  EXPECT_EQ(sm90::choose_config(Shape{16, 576, 7168, 1}, 132).fused.per_sm, 1);
+  EXPECT_EQ(sm90::choose_config(Shape{64, 57344, 8192, 1}, 132).fused.per_sm, 1);
 }
 
 // Which calls the launchers replay as graphs (kernels/sm90/launch_graphs.hpp): a call's second
