@@ -1,5 +1,6 @@
 // Deliberately broken device kernels, built only for the tests (GPU tests and
-// scripts/device/sanitize.sh): each computes C correctly, then breaks it in one known way.
+// scripts/device/sanitize.sh): each computes C correctly, then breaks it (or, broken-race, the
+// kernel's own shared memory) in one known way.
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
@@ -10,7 +11,7 @@
 
 namespace {
 
-enum class Fault { Oob, OobEdge, Nan, Unwritten, Hang };
+enum class Fault { Oob, OobEdge, Nan, Unwritten, Hang, Race };
 
 __global__ void gemm_rows(nvfp4bench_problem p, nvfp4bench_operands o, int64_t rows) {
   const int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -31,6 +32,16 @@ __global__ void spin(volatile int* flag) {
   }
 }
 
+// A shared-memory race that leaves C alone: warp 0 writes a slot that warp 1 reads with no
+// barrier between them (only compute-sanitizer racecheck sees it); the sum goes to the
+// workspace so the compiler keeps both.
+__global__ void race(int* out) {
+  __shared__ int slot[32];
+  const int lane = threadIdx.x & 31;
+  if (threadIdx.x < 32) slot[lane] = lane + 1;
+  else out[0] = slot[lane];
+}
+
 int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o, void* ws,
             void* stream, char* msg, size_t size) {
   const auto st = static_cast<cudaStream_t>(stream);
@@ -47,6 +58,7 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
       cudaMemsetAsync(ws, 0, sizeof(int), st);
       spin<<<1, 1, 0, st>>>(static_cast<volatile int*>(ws));
       break;
+    case Fault::Race: race<<<1, 64, 0, st>>>(static_cast<int*>(ws)); break;
     case Fault::Unwritten: break;
   }
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
@@ -59,7 +71,7 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
 size_t flag_bytes(void*, const nvfp4bench_problem*) { return sizeof(int); }
 
 Fault kOob = Fault::Oob, kOobEdge = Fault::OobEdge, kNan = Fault::Nan,
-      kUnwritten = Fault::Unwritten, kHang = Fault::Hang;
+      kUnwritten = Fault::Unwritten, kHang = Fault::Hang, kRace = Fault::Race;
 
 const nvfp4bench_kernel kKernels[] = {
     {"broken-oob", "test plugin: stores 2 TiB past C (faults)", NVFP4BENCH_SPACE_DEVICE, 0, 0,
@@ -72,6 +84,8 @@ const nvfp4bench_kernel kKernels[] = {
      0, &kUnwritten, nullptr, nullptr, run},
     {"broken-hang", "test plugin: a kernel that never ends", NVFP4BENCH_SPACE_DEVICE, 0, 0, &kHang,
      nullptr, flag_bytes, run},
+    {"broken-race", "test plugin: a shared-memory race beside a right C (compute-sanitizer racecheck finds it)",
+     NVFP4BENCH_SPACE_DEVICE, 0, 0, &kRace, nullptr, flag_bytes, run},
 };
 
 const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,
