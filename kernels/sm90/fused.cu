@@ -196,12 +196,11 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   // Persistent: per_sm CTAs per SM at most (split-K), or one per stream-K worker (per_sm x SMs).
   const int grid = c.workers > 0 ? c.workers
                                  : static_cast<int>(std::min<int64_t>(units, int64_t(c.per_sm) * dev.sm_count()));
-  if (c.per_sm == 2) {
-    launch_main<16, 2>(p, maps, grid, stream, dev);
-    return;
-  }
   switch (c.m_tile) {
-    case 16: launch_main<16>(p, maps, grid, stream, dev); break;
+    case 16:
+      if (c.per_sm == 2) launch_main<16, 2>(p, maps, grid, stream, dev);
+      else launch_main<16>(p, maps, grid, stream, dev);
+      break;
     case 32: launch_main<32>(p, maps, grid, stream, dev); break;
     case 64: launch_main<64>(p, maps, grid, stream, dev); break;
     case 128: launch_main<128>(p, maps, grid, stream, dev); break;

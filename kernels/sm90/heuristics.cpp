@@ -218,6 +218,7 @@ std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
   while (cover < 256 && cover < s.m) cover *= 2;
   for (int mt : kFusedTiles) {
     if (mt != cover && 2 * mt != cover && !(mt == 256 && s.m > 128)) continue;
+    std::vector<int> splits;  // this tile's split-K candidates
     for (int split : kFusedSplits) {
       if (split > nk) break;
       Config c;
@@ -227,14 +228,15 @@ std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
       if (c.fused.split != split) continue;
       if (fused_layout(s, c.fused).partial > (size_t(1) << 30)) break;
       out.push_back(c.fused);
+      splits.push_back(split);
     }
+    const int64_t tiles = fused_layout(s, FusedConfig{mt}).tiles;
     for (int per_sm = 1; per_sm <= 2; ++per_sm) {
       if (!fused_per_sm_built(mt, per_sm)) continue;
       const int slots = sms * per_sm;
       if (per_sm == 2)  // splits whose units take more than one round of one CTA per SM
-        for (const FusedConfig& f : std::vector<FusedConfig>(out))
-          if (f.m_tile == mt && f.workers == 0 && f.per_sm == 1 && int64_t(fused_layout(s, f).tiles) * f.split > sms)
-            out.push_back({mt, f.split, 0, 2});
+        for (int split : splits)
+          if (tiles * split > sms) out.push_back({mt, split, 0, 2});
       FusedConfig sk{mt, 1, slots, per_sm};
       const FusedLayout w = fused_layout(s, sk);
       const int64_t quads = int64_t(w.tiles) * ceil_div(nk, kFusedBStageKb);

@@ -298,6 +298,12 @@ static sm90::Config stream_k(int mt, int workers) {
   return c;
 }
 
+// Stream-K needs a K quad for every worker (launch_fused refuses fewer); split-K always runs.
+static bool runs_at(const Shape& s, const sm90::Config& c) {
+  const int64_t quads = (s.k / sm90::kGranuleK + sm90::kFusedBStageKb - 1) / sm90::kFusedBStageKb;
+  return c.fused.workers == 0 || int64_t(sm90::fused_layout(s, c.fused).tiles) * quads >= c.fused.workers;
+}
+
 TEST(Sm90Gemm, FusedStreamK) {
   NVFP4_REQUIRE_SM90();
   struct Case {
@@ -311,9 +317,7 @@ TEST(Sm90Gemm, FusedStreamK) {
   for (const Case& k : cases)
     for (int mt : {16, 64, 128, 256}) {
       const sm90::Config c = stream_k(mt, k.workers);
-      const sm90::FusedLayout w = sm90::fused_layout(k.s, c.fused);
-      const int64_t quads = (k.s.k / sm90::kGranuleK + sm90::kFusedBStageKb - 1) / sm90::kFusedBStageKb;
-      if (int64_t(w.tiles) * quads < k.workers) continue;  // fewer K quads than workers
+      if (!runs_at(k.s, c)) continue;  // fewer K quads than workers
       for (Dist d : {Dist::GpuMode, Dist::Normal}) {
         const Check r = run_and_check(k.s, d, ++seed, c, 3000);
         EXPECT_EQ(r.bad, 0) << label(k.s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
@@ -341,9 +345,7 @@ TEST(Sm90Gemm, FusedTwoPerSm) {
     for (int workers : {7, 2 * sm_count()}) cs.push_back(stream_k(16, workers));
     for (sm90::Config c : cs) {
       c = two_per_sm(c);
-      const sm90::FusedLayout w = sm90::fused_layout(s, c.fused);
-      const int64_t quads = (s.k / sm90::kGranuleK + sm90::kFusedBStageKb - 1) / sm90::kFusedBStageKb;
-      if (c.fused.workers > 0 && int64_t(w.tiles) * quads < c.fused.workers) continue;
+      if (!runs_at(s, c)) continue;
       for (Dist d : {Dist::GpuMode, Dist::Normal}) {
         const Check r = run_and_check(s, d, ++seed, c, 3000);
         EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
