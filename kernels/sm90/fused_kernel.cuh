@@ -375,7 +375,8 @@ __global__ void __launch_bounds__(kThreads, OCC)
       if (x.splits > 1) {
         float* ws_tile = p.partial + static_cast<size_t>(x.order) * p.slots * (kFusedRowsN * MT);
         auto a = [&](int i) -> float& { return acc[i]; };
-        if (!reduce_split_k<MT / 2, true>(a, ws_tile, x.split, x.splits, p.counters + x.order, ct))
+        if (!reduce_split_k<MT / 2, true, SplitKBroadcast::BarrierOr>(a, ws_tile, x.split, x.splits,
+                                                                    p.counters + x.order, nullptr, ct))
           continue;  // counters zeroed by the prepass: touched after griddepcontrol.wait
       }
 

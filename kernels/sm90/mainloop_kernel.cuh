@@ -73,7 +73,8 @@ struct Tile {
   static_assert(BM == 128 || BM == 256, "tile rows: 128 or 256");
   static_assert(BN % 16 == 0 && BN >= 16 && BN <= 256, "tile columns: 16 to 256 in steps of 16");
   static_assert(kStages >= 3, "the ring needs at least 3 stages");
-  static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + kEpiBytes + 2 * kStages * 8;
+  // + 16: split-K's flag (reduce_split_k, SmemFlag) after the mbarriers
+  static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + kEpiBytes + 2 * kStages * 8 + 16;
 };
 
 // Stores two adjacent fp16 outputs (row, col), (row, col+1) with edge masking.
@@ -104,6 +105,7 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t sE = sB + ST * S::kBBytes;      // epilogue boxes, 1024-aligned
   const uint32_t full = sE + S::kEpiBytes;        // ST mbarriers
   const uint32_t empty = full + ST * 8;           // ST mbarriers
+  int* flag = reinterpret_cast<int*>(smem_raw + (empty + ST * 8 - raw));  // split-K's broadcast
 
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
@@ -192,7 +194,8 @@ __global__ void __launch_bounds__(384, 1)
         const int tile = (w.batch * p.tiles_m + w.tm) * p.tiles_n + w.tn;
         float* ws_tile = p.ws + static_cast<size_t>(tile) * p.splits * (BM * BN);
         auto a = [&](int i) -> float& { return acc[i / S::kAcc][i % S::kAcc]; };
-        if (!reduce_split_k<S::kMT * S::kAcc, false>(a, ws_tile, w.split, p.splits, p.counters + tile, ct))
+        if (!reduce_split_k<S::kMT * S::kAcc, false, SplitKBroadcast::SmemFlag>(
+                a, ws_tile, w.split, p.splits, p.counters + tile, flag, ct))
           continue;
       }
 

@@ -55,20 +55,31 @@ __device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, i
   return x;
 }
 
+// How the last arriver tells the other consumer threads (step 2 of reduce_split_k). Each
+// kernel keeps the one measured best for it, both racecheck-clean on an H200 (docs/kernels.md,
+// the history's "split-K broadcast" rows):
+//   BarrierOr: bar.red.or.pred carries the decision, nothing in shared memory. The fused kernel
+//     needs it: with a flag racecheck reports the flag's write against its read when a CTA runs
+//     several units, even with a barrier after the read.
+//   SmemFlag: a shared-memory int written by thread 0, read after one barrier, and a second
+//     barrier after the read so the next unit's write cannot pass it. The fp16 mainloop needs
+//     it: bar.red.or.pred in its code slowed even split-1 tiles that never reduce 13 %
+//     (1024x1536x7168: 56.3 us against 49.8).
+enum class SplitKBroadcast { BarrierOr, SmemFlag };
+
 // Split-K, "the last arriver sums in split order", run by all kConsumerThreads consumer threads
 // (ct = 0..255; named barrier 1) of the CTA that computed split `split` of a tile:
 //   1. store this thread's R FP32 accumulators (acc(i), i < R) as the split's partial in
 //      tile_ws (float4 q of thread ct at q * 256 + ct: coalesced);
 //   2. one thread counts the arrival on the tile's counter; the last of `splits` resets it to 0
-//      (clean for the next call) and tells the others through the barrier itself (bar.red.or;
-//      a shared-memory flag drew racecheck reports where a CTA ran several units);
+//      (clean for the next call) and tells the others (kHow; flag: SmemFlag's int, else unused);
 //   3. the last arriver sets acc to the sum of all partials, its own re-read, in split order
 //      0..S-1: the result does not depend on the order the splits arrived in.
 // Returns true where acc now holds the tile's sum (store it), false elsewhere. kAfterGridWait:
 // wait for the preceding grid (PDL) before touching the counter, which that grid zeroes.
-template <int R, bool kAfterGridWait, class Acc>
+template <int R, bool kAfterGridWait, SplitKBroadcast kHow, class Acc>
 __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int split, int splits,
-                                               int* counter, int ct) {
+                                               int* counter, int* flag, int ct) {
   static_assert(R % 4 == 0, "accumulators per thread: whole float4s");
   constexpr int kQ = R / 4;
   float4* mine = reinterpret_cast<float4*>(tile_ws + static_cast<size_t>(split) * (kConsumerThreads * R));
@@ -83,8 +94,16 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
     if constexpr (kAfterGridWait) asm volatile("griddepcontrol.wait;\n" ::: "memory");
     last = atomicAdd(counter, 1) == splits - 1;
     if (last) *counter = 0;
+    if constexpr (kHow == SplitKBroadcast::SmemFlag) *flag = last;
   }
-  if (!ptx::named_bar_or(1, kConsumerThreads, last)) return false;
+  if constexpr (kHow == SplitKBroadcast::SmemFlag) {
+    ptx::named_bar_sync(1, kConsumerThreads);
+    last = *flag != 0;
+    ptx::named_bar_sync(1, kConsumerThreads);
+    if (!last) return false;
+  } else {
+    if (!ptx::named_bar_or(1, kConsumerThreads, last)) return false;
+  }
   __threadfence();
   const float4* src = reinterpret_cast<const float4*>(tile_ws) + ct;
 #pragma unroll
