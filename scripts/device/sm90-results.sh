@@ -41,6 +41,13 @@
 #               the default list)
 #   kernels     ncu's duration of the A prepass and the fused kernel at those two shapes, the
 #               chooser's configuration, first call (kernels.txt; not in the default list)
+#   ab          this tree beside another, case by case in turns: AB_TREE=DIR, a source tree of
+#               the other revision (`git archive REV | tar -x -C DIR` where .git is at hand), built
+#               into DIR/build-sm90; AB_CASES=FILE, lines "M N K L [CONFIG]" (CONFIG pinned with
+#               --kernel-config, else each tree's own pick); AB_ROUNDS rounds (default 2), each
+#               timing every case with the other tree then this one, cold, every case verified;
+#               ab/ab.txt: the table, this vs other per round, and the geomean (not in the
+#               default list)
 # Usage, from the repository root: OUT=out bash scripts/device/sm90-results.sh [STEP ...]
 # (default: all, about 8 minutes on one H200). Leaves one archive, $OUT/sm90-results.tgz.
 # NVFP4_REVISION=<commit> is baked into the build (and so the reports) where the tree's .git is
@@ -72,7 +79,8 @@ step_build() {
 }
 
 step_tests() {
-  timeout "${TESTS_TIMEOUT:-300}" ctest --test-dir build-sm90 -L gpu --output-on-failure > "$R/ctest-gpu.log" 2>&1
+  # about 4 minutes, racecheck_gpu's four sanitizer runs included
+  timeout "${TESTS_TIMEOUT:-420}" ctest --test-dir build-sm90 -L gpu --output-on-failure > "$R/ctest-gpu.log" 2>&1
   echo "ctest -L gpu rc=$?"; grep -E "tests passed|\(Failed\)" "$R/ctest-gpu.log"
 }
 
@@ -137,8 +145,8 @@ PYEOF
       echo "${m}x${n}x${k} '$cfg': rc=$? $(grep -m1 -E 'RACECHECK SUMMARY' "$f") $(grep -m1 '^verify' "$f" | cut -c1-40)"
     done < /tmp/pick.txt
   done
-  # Several split-K units per CTA (the shapes above give each CTA one): racecheck reports the
-  # split-K flag here (bench/notes-sm90.md, "The scales by TMA"), at L = 1 not.
+  # Several split-K units per CTA (the shapes above give each CTA one): where a shared-memory
+  # flag drew racecheck reports in the fused kernel (docs/kernels.md, "split-K broadcast").
   f="$R/sanitize-configs/racecheck-520x136x768x8-split3.txt"
   timeout 60 "$CS" --tool racecheck --kernel-name kns=fused_kernel --error-exitcode 9 $BIN --m 520 --n 136 --k 768 \
     --l 8 --kernel sm90-fused --kernel-config "fused 128x128 split 3" --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
@@ -393,6 +401,60 @@ step_kernels() {
       --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed \
       $BIN --kernel sm90 --m 128 --n 7168 --k $k --iters 1 --warmup 0 2>&1 | grep -E "decode_a_kernel|fused_kernel|gpu__time|throughput" | grep -v PROF
   done | tee "$R/kernels.txt"
+}
+
+step_ab() {
+  mkdir -p "$R/ab"
+  local other=${AB_TREE:-} cases=${AB_CASES:-} rounds=${AB_ROUNDS:-2}
+  [[ -d $other && -f $cases ]] || { echo "ab: AB_TREE=DIR (a source tree) and AB_CASES=FILE are needed"; return 1; }
+  if [[ ! -x $other/build-sm90/nvfp4bench ]]; then
+    (cd "$other" && cmake --preset sm90-only -DNVFP4_PYTHON="$PY" -DNVFP4_REVISION="${AB_REVISION:-other}" \
+      && cmake --build build-sm90 -j"$(nproc)" --target nvfp4bench) > "$R/ab/other-build.log" 2>&1 || {
+      echo "ab: the other tree did not build"; tail -5 "$R/ab/other-build.log"; return 1; }
+  fi
+  local r m n k l cfg tree bin i
+  for ((r = 1; r <= rounds; r++)); do
+    i=0
+    while read -r m n k l cfg; do
+      [[ -z $m || $m == \#* ]] && continue
+      i=$((i + 1))
+      for tree in other this; do
+        bin=$BIN; [[ $tree == other ]] && bin=$other/build-sm90/nvfp4bench
+        local pin=(); [[ -n $cfg ]] && pin=(--kernel-config "$cfg")
+        timeout 120 "$bin" --kernel sm90 --m "$m" --n "$n" --k "$k" --l "${l:-1}" "${pin[@]}" --max-time 0.4 \
+          --min-time 0.3 --json "$R/ab/$tree-$i-${m}x${n}x${k}x${l:-1}-$r.json" > "$R/ab/run.log" 2>&1 ||
+          { echo "ab: $tree $m $n $k $l '$cfg' round $r rc=$?"; tail -3 "$R/ab/run.log"; }
+      done
+    done < "$cases"
+  done
+  rm -f "$R/ab/run.log"
+  "$PY" - "$R/ab" <<'PYEOF' | tee "$R/ab/ab.txt"
+import glob, json, math, os, re, statistics, sys
+d = sys.argv[1]
+rows = {}
+for f in glob.glob(d + "/*.json"):
+    tree, i, shape, r = re.match(r"(this|other)-(\d+)-(\S+)-(\d+)\.json$", os.path.basename(f)).groups()
+    c = json.load(open(f))["cases"][0]
+    us = c["kernel_timing"]["stats"]["median_us"] if c["disposition"] == "passed" else None
+    rows.setdefault((int(i), shape), {}).setdefault(tree, {})[int(r)] = (us, c["kernel"].get("configuration", "?"), c["disposition"])
+print("| shape | other: configuration | us per round | this: configuration | us per round | this vs other |")
+print("|---|---|---|---|---|---|")
+gains = []
+for (i, shape), t in sorted(rows.items()):
+    cells = []
+    for tree in ("other", "this"):
+        runs = t.get(tree, {})
+        cfg = next(iter(runs.values()))[1] if runs else "-"
+        cells += [cfg, " / ".join("%.2f" % runs[r][0] if runs[r][0] else runs[r][2] for r in sorted(runs))]
+    o = [v[0] for v in t.get("other", {}).values() if v[0]]
+    n = [v[0] for v in t.get("this", {}).values() if v[0]]
+    g = statistics.median(o) / statistics.median(n) if o and n else None
+    if g: gains.append(g)
+    print("| %s | %s | %s | %s | %s | %s |" % (shape, *cells, "%.3fx" % g if g else "-"))
+if gains:
+    print("\n%d cases: geomean %.3fx, %.3f-%.3fx (medians over rounds; > 1: this tree faster)" % (
+        len(gains), math.exp(sum(map(math.log, gains)) / len(gains)), min(gains), max(gains)))
+PYEOF
 }
 
 step_default() {
