@@ -146,7 +146,7 @@ PYEOF
     done < /tmp/pick.txt
   done
   # Several split-K units per CTA (the shapes above give each CTA one): where a shared-memory
-  # flag drew racecheck reports in the fused kernel (docs/kernels.md, "split-K broadcast").
+  # flag drew racecheck reports in the fused kernel (docs/kernels.md, history: "split-K broadcast").
   f="$R/sanitize-configs/racecheck-520x136x768x8-split3.txt"
   timeout 60 "$CS" --tool racecheck --kernel-name kns=fused_kernel --error-exitcode 9 $BIN --m 520 --n 136 --k 768 \
     --l 8 --kernel sm90-fused --kernel-config "fused 128x128 split 3" --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
