@@ -196,6 +196,14 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   // Persistent: per_sm CTAs per SM at most (split-K), or one per stream-K worker (per_sm x SMs).
   const int grid = c.workers > 0 ? c.workers
                                  : static_cast<int>(std::min<int64_t>(units, int64_t(c.per_sm) * dev.sm_count()));
+  if (dev.fused_stamps.words != nullptr) {  // the time line, for diagnosis (stamps.hpp)
+    if (grid > dev.fused_stamps.ctas)
+      throw usage_error(fmt::format("sm90: the stamps have room for {} CTAs, this launch has {}",
+                                    dev.fused_stamps.ctas, grid));
+    p.stamps = dev.fused_stamps.words;
+    p.stamp_units = dev.fused_stamps.units_per_cta;
+    dev.fused_stamps.grid = grid;
+  }
   switch (c.m_tile) {
     case 16:
       if (c.per_sm == 2) launch_main<16, 2>(p, maps, grid, stream, dev);

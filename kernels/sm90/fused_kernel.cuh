@@ -56,6 +56,7 @@
 #include "kernels/sm90/decode.hpp"
 #include "kernels/sm90/ptx.cuh"
 #include "kernels/sm90/schedule.cuh"
+#include "kernels/sm90/stamps.hpp"
 #include "kernels/sm90/stream_k.hpp"
 #include "kernels/sm90/wgmma.hpp"
 
@@ -81,7 +82,23 @@ struct Params {
   int64_t wq;          // stream-K: quads of all tiles, l * tiles_m * tiles_n * nq
   int tma_store;       // 1: C through shared memory and TMA stores (N % 8 == 0, C 16-byte aligned)
   int scale_tma;       // 1: scales by TMA (tmS); 0: sfb or K / 16 not 16-byte aligned, plain loads
+  uint64_t* stamps;    // null, or the time line's record (stamps.hpp; DeviceState::fused_stamps)
+  int stamp_units;     // units recorded per CTA there
 };
+
+// The time line (stamps.hpp): one thread per CTA writes `word` of its header (unit < 0) or of
+// its unit `unit`'s record; nothing where p.stamps is null or the unit is past the room.
+__device__ __forceinline__ void stamp(const Params& p, int unit, int word, uint64_t v) {
+  if (p.stamps == nullptr || unit >= p.stamp_units) return;
+  const size_t cta = size_t(blockIdx.x) * (StampLayout::kHeader + size_t(StampLayout::kUnit) * p.stamp_units);
+  p.stamps[cta + (unit < 0 ? 0 : StampLayout::kHeader + size_t(StampLayout::kUnit) * unit) + word] = v;
+}
+
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 
 // kFusedRowsN (B rows per tile, 64 per consumer warpgroup), kFusedGroup, kFusedATile,
 // kFusedBStageKb: config.hpp
@@ -187,6 +204,13 @@ __global__ void __launch_bounds__(kThreads, OCC)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
+  if (threadIdx.x == 128 && p.stamps != nullptr) {
+    uint32_t sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    stamp(p, -1, StampLayout::kEntryNs, globaltimer());
+    stamp(p, -1, StampLayout::kEntryClk, clock64());
+    stamp(p, -1, StampLayout::kSm, sm);
+  }
 
   if (wg == 0) {
     // ---------------- producer warps ----------------
@@ -195,6 +219,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
     if (warp == 0 && lane == 0) {
       // A ring: one K block per stage, from the prepass's tiles.
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      stamp(p, -1, StampLayout::kAReadyClk, clock64());
       int stage = 0, q = 0;
       uint32_t phase = 0;
       UnitWalk walk(p);
@@ -331,13 +356,20 @@ __global__ void __launch_bounds__(kThreads, OCC)
       }
     };
 
+    // The time line: thread ct 0 records unit `rec` (stamps.hpp; -1: not this thread).
+    int rec = ct == 0 ? -1 : INT32_MAX;
     UnitWalk walk(p);
     for (WorkUnit x; walk.next(p, x);) {
+      if (ct == 0) ++rec;
       const int nkb = x.kb1 - x.kb0;
+      stamp(p, rec, StampLayout::kBeginClk, clock64());
+      stamp(p, rec, StampLayout::kOrder, uint64_t(x.order));
+      stamp(p, rec, StampLayout::kBlocks, uint64_t(uint32_t(x.kb0)) | (uint64_t(uint32_t(x.kb1)) << 32));
       sofs = rloc * C::kSRow + c4 + (p.scale_tma ? fused_scale_in_box(x.kb0) : 0);
 #pragma unroll
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
       decode(std::integral_constant<int, 0>{}, 0, nkb, fr[0]);
+      stamp(p, rec, StampLayout::kFirstClk, clock64());
       // K block i: wait for its A stage, issue its wgmmas (set i % 3), decode block i+1 into the
       // next set (last read by block i-2, retired one step ago) while blocks i-1 and i run, then
       // wait_group 1 retires block i-1 and its A stage goes back to the producer.
@@ -370,15 +402,24 @@ __global__ void __launch_bounds__(kThreads, OCC)
       ptx::wgmma_wait<0>();
       ptx::fence_regs(acc);
       release_a();  // the last block
+      stamp(p, rec, StampLayout::kLoopClk, clock64());
+      const uint64_t split_word = uint64_t(uint32_t(x.split)) | (uint64_t(uint32_t(x.splits)) << 32);
 
       // ---- split-K: the last split of the tile sums all partials in split order ----
       if (x.splits > 1) {
         float* ws_tile = p.partial + static_cast<size_t>(x.order) * p.slots * (kFusedRowsN * MT);
         auto a = [&](int i) -> float& { return acc[i]; };
         if (!reduce_split_k<MT / 2, true, SplitKBroadcast::BarrierOr>(a, ws_tile, x.split, x.splits,
-                                                                    p.counters + x.order, nullptr, ct))
+                                                                    p.counters + x.order, nullptr, ct)) {
+          const uint64_t t = clock64();
+          stamp(p, rec, StampLayout::kReducedClk, t);
+          stamp(p, rec, StampLayout::kEndClk_, t);
+          stamp(p, rec, StampLayout::kSplit, split_word);
           continue;  // counters zeroed by the prepass: touched after griddepcontrol.wait
+        }
       }
+      stamp(p, rec, StampLayout::kReducedClk, clock64());
+      stamp(p, rec, StampLayout::kSplit, split_word | (uint64_t(1) << 63));
 
       // ---- epilogue: accumulator (j, hh, e) = C^T (B row rloc + 8hh, A row 8j + 2*c4 + e) ----
       const int i0 = x.tm * MT;                     // first C row of the tile
@@ -413,6 +454,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
           }
           ++ebox;
         }
+        stamp(p, rec, StampLayout::kEndClk_, clock64());
         continue;
       }
       // masked stores (N % 8 != 0): one fp16 per accumulator
@@ -427,6 +469,12 @@ __global__ void __launch_bounds__(kThreads, OCC)
               p.c[(static_cast<size_t>(x.batch) * p.m + row) * static_cast<size_t>(p.n) + col] =
                   __float2half_rn(acc[4 * j + 2 * hh + e] * kAccUnscale);
           }
+      stamp(p, rec, StampLayout::kEndClk_, clock64());
+    }
+    if (ct == 0 && p.stamps != nullptr) {
+      stamp(p, -1, StampLayout::kEndNs, globaltimer());
+      stamp(p, -1, StampLayout::kEndClk, clock64());
+      stamp(p, -1, StampLayout::kUnits, uint64_t(rec + 1));
     }
     if (tid == 0) ptx::bulk_wait<0>();  // staged C stores complete before the CTA's smem goes away
   }

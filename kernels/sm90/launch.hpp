@@ -78,6 +78,14 @@ class DeviceState {
   // are captured on.
   LaunchGraphs<GraphExec> graphs;
   OwnStream capture_stream;
+  // Where `words` is set (device memory of StampLayout::words(ctas, units_per_cta) words), the
+  // fused kernel records its time line there (stamps.hpp), and `grid` says how many CTAs the
+  // last launch had. For diagnosis only (bench/sm90_stamps.cu); set it before a shape's first
+  // call: a call replayed as a graph keeps what it was captured with.
+  struct Stamps {
+    uint64_t* words = nullptr;
+    int ctas = 0, units_per_cta = 0, grid = 0;
+  } fused_stamps;
 
  private:
   int device_ = -1;

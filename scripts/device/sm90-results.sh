@@ -41,6 +41,9 @@
 #               the default list)
 #   kernels     ncu's duration of the A prepass and the fused kernel at those two shapes, the
 #               chooser's configuration, first call (kernels.txt; not in the default list)
+#   stamps      bench/sm90_stamps (the fused kernel's time line per unit: fill, K loop, split-K,
+#               epilogue, the wait for the A prepass) at the chooser's pick on the three GPU MODE
+#               benchmark shapes and 16x57344x8192 (stamps/*.txt; not in the default list)
 #   ab          this tree beside another, case by case in turns: AB_TREE=DIR, a source tree of
 #               the other revision (`git archive REV | tar -x -C DIR` where .git is at hand), built
 #               into DIR/build-sm90; AB_CASES=FILE, lines "M N K L [CONFIG]" (CONFIG pinned with
@@ -401,6 +404,17 @@ step_kernels() {
       --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed \
       $BIN --kernel sm90 --m 128 --n 7168 --k $k --iters 1 --warmup 0 2>&1 | grep -E "decode_a_kernel|fused_kernel|gpu__time|throughput" | grep -v PROF
   done | tee "$R/kernels.txt"
+}
+
+step_stamps() {
+  mkdir -p "$R/stamps"
+  cmake --build build-sm90 --target sm90_stamps -j"$(nproc)" > "$R/stamps/build.log" 2>&1 || return 1
+  local s m n k
+  for s in "128 7168 16384" "128 4096 7168" "128 7168 2048" "16 57344 8192"; do
+    read -r m n k <<<"$s"
+    timeout 120 build-sm90/sm90_stamps $m $n $k 1 auto > "$R/stamps/${m}x${n}x${k}.txt" 2>&1
+    echo "stamps ${m}x${n}x${k} rc=$?"; head -8 "$R/stamps/${m}x${n}x${k}.txt"
+  done
 }
 
 step_ab() {

@@ -25,6 +25,7 @@
 #include "kernels/sm90/decode.hpp"
 #include "kernels/sm90/heuristics.hpp"
 #include "kernels/sm90/launch.hpp"
+#include "kernels/sm90/stamps.hpp"
 #include "src/problem/problem.hpp"
 #include "kernels/reference/cpu_exact.hpp"
 #include "tests/gpu_test.hpp"
@@ -352,6 +353,66 @@ TEST(Sm90Gemm, FusedTwoPerSm) {
                             << r.checked << " bad, first " << r.first;
       }
     }
+  }
+}
+
+// The fused kernel's time line (kernels/sm90/stamps.hpp) on split-K with several units a CTA,
+// stream-K over two CTAs an SM, and a ragged single-split shape: the output still verifies with
+// the stamps on, every stamp reads back in order, and the recorded units are the schedule - each
+// tile's K blocks [0, K/64) covered once by its splits or pieces, one of them storing C.
+TEST(Sm90Gemm, FusedStampsCoverTheSchedule) {
+  NVFP4_REQUIRE_SM90();
+  struct Case {
+    Shape s;
+    sm90::Config c;
+  };
+  const Case cases[] = {{{520, 136, 768, 2}, fused(128, 12)},
+                        {{16, 36864, 1024, 1}, two_per_sm(stream_k(16, 2 * sm_count()))},
+                        {{100, 136, 1536, 1}, fused(64, 1)}};
+  uint64_t seed = 2600;
+  for (const Case& t : cases) {
+    const sm90::Config c = sm90::normalize(t.s, t.c);
+    SCOPED_TRACE(sm90::describe(c));
+    ASSERT_TRUE(runs_at(t.s, c));
+    sm90::DeviceState dev(device_state().device());
+    const int ctas = 2 * dev.sm_count(), room = 64;
+    DeviceBuffer words(sm90::StampLayout::words(ctas, room) * sizeof(uint64_t));
+    dev.fused_stamps = {words.get<uint64_t>(), ctas, room, 0};
+    Stream stream;
+    DeviceTensors dt;
+    dt.allocate(t.s);
+    generate_device(Problem{t.s, Dist::GpuMode, ++seed}, dt, stream.get());
+    poison_device(dt.c.get<uint16_t>(), t.s.l * t.s.m * t.s.n, stream.get());
+    DeviceBuffer ws(sm90::workspace_bytes(t.s, c));
+    sm90::launch_fused(t.s, dt.view(), c.fused, ws.get(), stream.get(), dev);
+    stream.sync();
+    const Check r = compare_with_exact(t.s, dt, seed, 3000);
+    EXPECT_EQ(r.bad, 0) << r.bad << "/" << r.checked << " bad, first " << r.first;
+
+    const int grid = dev.fused_stamps.grid;
+    ASSERT_GT(grid, 0);
+    std::vector<uint64_t> host(sm90::StampLayout::words(grid, room));
+    NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), words.get(), host.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    const sm90::StampSummary sum = sm90::summarize_stamps(host, grid, room);  // throws where out of order
+    ASSERT_EQ(sum.units, sum.units_recorded) << "room for " << room << " units a CTA";
+    const sm90::FusedLayout w = sm90::fused_layout(t.s, c.fused);
+    const int nk = static_cast<int>(t.s.k / 64);
+    if (c.fused.workers == 0) EXPECT_EQ(sum.units, int64_t(w.tiles) * c.fused.split);
+    std::vector<std::vector<int>> covered(size_t(w.tiles), std::vector<int>(size_t(nk), 0));
+    std::vector<int> stored(size_t(w.tiles), 0);
+    for (const sm90::UnitStamps& u : sum.unit) {
+      ASSERT_GE(u.order, 0);
+      ASSERT_LT(u.order, w.tiles);
+      ASSERT_LE(u.kb1, nk);
+      for (int kb = u.kb0; kb < u.kb1; ++kb) ++covered[size_t(u.order)][size_t(kb)];
+      stored[size_t(u.order)] += u.stored ? 1 : 0;
+    }
+    for (int tile = 0; tile < w.tiles; ++tile) {
+      EXPECT_EQ(stored[size_t(tile)], 1) << "tile " << tile;
+      for (int kb = 0; kb < nk; ++kb) ASSERT_EQ(covered[size_t(tile)][size_t(kb)], 1) << "tile " << tile << " K block " << kb;
+    }
+    EXPECT_EQ(sum.kblocks, int64_t(w.tiles) * nk);
+    EXPECT_GT(sum.loop_per_kblock, 0);
   }
 }
 

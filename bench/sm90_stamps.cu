@@ -1,0 +1,147 @@
+// The fused kernel's time line on one problem (docs/kernels.md, "Stamps"): where each CTA's
+// cycles go - the wait for the A prepass, each unit's fill, K loop, split-K hand-over or sum,
+// and epilogue - which ncu's whole-kernel averages do not separate.
+//
+//   sm90_stamps M N K L "CONFIG" [--units U] [--seed S]
+//
+// CONFIG is a fused configuration as --kernel-config spells it ("fused 128x128 split 2") or
+// "auto" for the chooser's pick. Fresh random operands (gpumode distribution), the output
+// poisoned and checked on 4096 sampled elements against the exact reference; the reported call
+// is the third, after an L2 flush (cold), launched directly (never a graph replay). The SM clock
+// comes from the stamps themselves (clock64 against %globaltimer per CTA). Exit codes: 0 the
+// output verified, 1 it did not, 2 bad arguments, 3 a failure on the way, 4 no sm_90 GPU.
+#include <cuda_runtime.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/reference/cpu_exact.hpp"
+#include "kernels/sm90/config.hpp"
+#include "kernels/sm90/heuristics.hpp"
+#include "kernels/sm90/launch.hpp"
+#include "kernels/sm90/stamps.hpp"
+#include "src/device/buffer.hpp"
+#include "src/device/device_info.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/measure/measure.hpp"
+#include "src/problem/problem.hpp"
+
+using namespace nvfp4;
+
+namespace {
+
+int usage(const char* why) {
+  std::fprintf(stderr, "sm90_stamps: %s\nusage: sm90_stamps M N K L \"CONFIG\"|auto [--units U] [--seed S]\n", why);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc < 6) return usage("five arguments are needed");
+  Shape s;
+  s.m = std::atoll(argv[1]);
+  s.n = std::atoll(argv[2]);
+  s.k = std::atoll(argv[3]);
+  s.l = std::atoll(argv[4]);
+  const std::string spelling = argv[5];
+  int units = 64;
+  uint64_t seed = 0;
+  for (int i = 6; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--units") units = std::atoi(argv[i + 1]);
+    else if (a == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else return usage(("unknown option " + a).c_str());
+  }
+  if (units < 1) return usage("--units must be at least 1");
+  if (const std::string e = sm90::shape_error(s); !e.empty()) return usage(e.c_str());
+
+  const DeviceInfo info = query_device(0);
+  if (!info.has_gpu) {
+    std::fprintf(stderr, "sm90_stamps: needs a GPU: %s\n", info.no_gpu_reason.c_str());
+    return 4;
+  }
+  if (info.cc() != 90) {
+    std::fprintf(stderr, "sm90_stamps: needs an sm_90 GPU, device 0 is %s (%s)\n", info.name.c_str(),
+                 info.cc_string().c_str());
+    return 4;
+  }
+  sm90::Config cfg;
+  if (spelling == "auto") {
+    cfg = sm90::choose_config(s, info.sm_count, sm90::Path::Fused);
+  } else if (const std::string e = sm90::parse_config(spelling, &cfg); !e.empty()) {
+    return usage(("CONFIG: " + e).c_str());
+  }
+  cfg = sm90::normalize(s, cfg);
+  if (cfg.path != sm90::Path::Fused) return usage("CONFIG: a fused configuration (the stamps are the fused kernel's)");
+
+  Stream stream;
+  DeviceTensors dt;
+  dt.allocate(s);
+  generate_device(Problem{s, Dist::GpuMode, seed}, dt, stream.get());
+  DeviceBuffer ws(sm90::workspace_bytes(s, cfg));
+  sm90::DeviceState dev(0);
+  const int ctas = 2 * info.sm_count > cfg.fused.workers ? 2 * info.sm_count : cfg.fused.workers;
+  const size_t words = sm90::StampLayout::words(ctas, units);
+  DeviceBuffer stamps(words * sizeof(uint64_t));
+  dev.fused_stamps = {stamps.get<uint64_t>(), ctas, units, 0};
+  L2Flusher flusher(info.l2_bytes, 0);
+
+  for (int call = 0; call < 3; ++call) {
+    poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(stamps.get(), 0, words * sizeof(uint64_t), stream.get()));
+    flusher.flush(stream.get());
+    sm90::launch_fused(s, dt.view(), cfg.fused, ws.get(), stream.get(), dev);
+    stream.sync();
+  }
+  const int grid = dev.fused_stamps.grid;
+  std::vector<uint64_t> host(sm90::StampLayout::words(grid, units));
+  NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), stamps.get(), host.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+
+  // The output of that call, checked on sampled elements (every call's output is checked by the
+  // tool and the GPU tests; here only that the stamps did not break it).
+  std::vector<uint16_t> got(size_t(s.l * s.m * s.n));
+  NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), dt.c.get(), got.size() * 2, cudaMemcpyDeviceToHost));
+  HostTensors h;
+  h.allocate(s);
+  copy_inputs_to_host(dt, h);
+  const Operands hv = h.view();
+  std::mt19937_64 rng(seed + 1);
+  int bad = 0;
+  for (int t = 0; t < 4096; ++t) {
+    const int64_t b = int64_t(rng() % uint64_t(s.l)), i = int64_t(rng() % uint64_t(s.m)),
+                  j = int64_t(rng() % uint64_t(s.n));
+    const double e = fp16_bits_to_double(exact_element_fp16(s, hv, b, i, j));
+    const uint16_t gb = got[size_t((b * s.m + i) * s.n + j)];
+    const double v = fp16_bits_to_double(gb);
+    if (gb == kPoisonFp16 || std::isnan(v) || std::fabs(v - e) > 1e-3 + 1e-3 * std::fabs(e)) ++bad;
+  }
+
+  const sm90::StampSummary sum = sm90::summarize_stamps(host, grid, units);
+  // SM clock: cycles over nanoseconds of each CTA's own span, the median
+  std::vector<double> mhz;
+  for (int c = 0; c < grid; ++c) {
+    const uint64_t* hd = host.data() + size_t(c) * (sm90::StampLayout::kHeader + size_t(sm90::StampLayout::kUnit) * units);
+    const double ns = double(hd[sm90::StampLayout::kEndNs] - hd[sm90::StampLayout::kEntryNs]);
+    if (hd[sm90::StampLayout::kUnits] > 0 && ns > 1000)
+      mhz.push_back(double(hd[sm90::StampLayout::kEndClk] - hd[sm90::StampLayout::kEntryClk]) / ns * 1e3);
+  }
+  std::sort(mhz.begin(), mhz.end());
+  const double clock = mhz.empty() ? 0 : mhz[mhz.size() / 2];
+  std::printf("problem   %lldx%lldx%lld L=%lld, %s, grid %d, SM clock %.0f MHz (from the stamps)\n",
+              (long long)s.m, (long long)s.n, (long long)s.k, (long long)s.l, sm90::describe(cfg).c_str(), grid,
+              clock);
+  std::printf("verify    %s (4096 sampled elements, %d wrong)\n", bad ? "FAILED" : "PASSED", bad);
+  std::printf("%s", sm90::format_stamps(sum, clock).c_str());
+  return bad ? 1 : 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "sm90_stamps: %s\n", e.what());
+  return 3;
+}

@@ -1,0 +1,145 @@
+// The fused kernel's stamps read back (stamps.hpp).
+#include "kernels/sm90/stamps.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace nvfp4::sm90 {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+[[noreturn]] void bad(int cta, int unit, const std::string& what) {
+  throw std::runtime_error(unit < 0 ? fmt::format("stamps: CTA {}: {}", cta, what)
+                                    : fmt::format("stamps: CTA {} unit {}: {}", cta, unit, what));
+}
+
+}  // namespace
+
+StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int units_per_cta) {
+  using L = StampLayout;
+  if (ctas < 1 || units_per_cta < 1) throw std::runtime_error("stamps: no CTAs or no room for units");
+  if (words.size() != L::words(ctas, units_per_cta))
+    throw std::runtime_error(fmt::format("stamps: {} words, expected {} for {} CTAs x {} units", words.size(),
+                                         L::words(ctas, units_per_cta), ctas, units_per_cta));
+  StampSummary s;
+  s.ctas = ctas;
+  std::vector<double> a_ready, cta_cycles, fill, loop_kb, reduce, reduce_last, epi;
+  double loops = 0, fills = 0, busy = 0;
+  uint64_t first_start = UINT64_MAX, last_start = 0, first_end = UINT64_MAX, last_end = 0;
+  for (int c = 0; c < ctas; ++c) {
+    const uint64_t* h = words.data() + size_t(c) * (L::kHeader + size_t(L::kUnit) * units_per_cta);
+    const int64_t units = static_cast<int64_t>(h[L::kUnits]);
+    if (units < 0 || units > (int64_t(1) << 40)) bad(c, -1, fmt::format("unit count {}", units));
+    s.units += units;
+    if (units == 0) continue;
+    const uint64_t clk0 = h[L::kEntryClk];
+    if (h[L::kEndClk] < clk0 || h[L::kEndNs] < h[L::kEntryNs]) bad(c, -1, "ends before it starts");
+    if (h[L::kAReadyClk] != 0) {
+      if (h[L::kAReadyClk] < clk0) bad(c, -1, "A ready before the start");
+      a_ready.push_back(double(h[L::kAReadyClk] - clk0));
+    }
+    first_start = std::min(first_start, h[L::kEntryNs]);
+    last_start = std::max(last_start, h[L::kEntryNs]);
+    first_end = std::min(first_end, h[L::kEndNs]);
+    last_end = std::max(last_end, h[L::kEndNs]);
+    cta_cycles.push_back(double(h[L::kEndClk] - clk0));
+    busy += double(h[L::kEndClk] - clk0);
+    uint64_t prev = clk0;
+    const int rec = static_cast<int>(std::min<int64_t>(units, units_per_cta));
+    for (int u = 0; u < rec; ++u) {
+      const uint64_t* w = h + L::kHeader + size_t(u) * L::kUnit;
+      UnitStamps x;
+      x.cta = c;
+      x.sm = static_cast<int>(h[L::kSm]);
+      x.order = static_cast<int>(w[L::kOrder]);
+      x.kb0 = static_cast<int>(w[L::kBlocks] & 0xffffffffu);
+      x.kb1 = static_cast<int>(w[L::kBlocks] >> 32);
+      x.split = static_cast<int>(w[L::kSplit] & 0xffffffffu);
+      x.splits = static_cast<int>((w[L::kSplit] >> 32) & 0x7fffffffu);
+      x.stored = (w[L::kSplit] >> 63) != 0;
+      if (x.kb1 <= x.kb0) bad(c, u, fmt::format("K blocks [{}, {})", x.kb0, x.kb1));
+      if (x.splits < 1 || x.split >= x.splits) bad(c, u, fmt::format("split {} of {}", x.split, x.splits));
+      const uint64_t t[5] = {w[L::kBeginClk], w[L::kFirstClk], w[L::kLoopClk], w[L::kReducedClk], w[L::kEndClk_]};
+      if (t[0] < prev) bad(c, u, "starts before the previous unit ended");
+      for (int i = 1; i < 5; ++i)
+        if (t[i] < t[i - 1]) bad(c, u, fmt::format("stamp {} before stamp {}", i, i - 1));
+      if (t[4] > h[L::kEndClk]) bad(c, u, "ends after the CTA");
+      prev = t[4];
+      x.begin = int64_t(t[0] - clk0);
+      x.fill = int64_t(t[1] - t[0]);
+      x.loop = int64_t(t[2] - t[1]);
+      x.reduce = int64_t(t[3] - t[2]);
+      x.epilogue = int64_t(t[4] - t[3]);
+      const int nkb = x.kb1 - x.kb0;
+      s.kblocks += nkb;
+      fill.push_back(double(x.fill));
+      loop_kb.push_back(double(x.loop) / nkb);
+      if (x.splits > 1) (x.stored ? reduce_last : reduce).push_back(double(x.reduce));
+      if (x.stored) epi.push_back(double(x.epilogue));
+      loops += double(x.loop);
+      fills += double(x.fill);
+      s.unit.push_back(x);
+    }
+    s.units_recorded += rec;
+  }
+  if (s.unit.empty()) throw std::runtime_error("stamps: no unit recorded (was the kernel launched with them?)");
+  s.start_spread_ns = double(last_start - first_start);
+  s.end_spread_ns = double(last_end - first_end);
+  s.span_ns = double(last_end - first_start);
+  s.a_ready_cycles = median(a_ready);
+  s.cta_cycles = median(cta_cycles);
+  s.fill = median(fill);
+  s.loop_per_kblock = median(loop_kb);
+  s.reduce = median(reduce);
+  s.reduce_last = median(reduce_last);
+  s.epilogue = median(epi);
+  s.loop_share = busy > 0 ? loops / busy : 0;
+  s.fill_share = busy > 0 ? fills / busy : 0;
+  return s;
+}
+
+std::string format_stamps(const StampSummary& s, double sm_mhz) {
+  std::string out = fmt::format(
+      "stamps: {} CTAs, {} units ({} recorded), {} K blocks recorded\n"
+      "kernel: {:.2f} us from the first CTA's start to the last one's end; starts spread over {:.2f} us, "
+      "ends over {:.2f} us\n",
+      s.ctas, s.units, s.units_recorded, s.kblocks, s.span_ns / 1e3, s.start_spread_ns / 1e3,
+      s.end_spread_ns / 1e3);
+  const auto us = [&](double cycles) { return sm_mhz > 0 ? cycles / sm_mhz : 0.0; };
+  out += fmt::format("per CTA (median cycles): the prepass's A after {:.0f} ({:.2f} us), busy {:.0f} ({:.2f} us)\n",
+                     s.a_ready_cycles, us(s.a_ready_cycles), s.cta_cycles, us(s.cta_cycles));
+  out += fmt::format(
+      "per unit (median cycles): fill {:.0f}, K loop {:.0f} per K block, split-K hand-over {:.0f}, "
+      "last arriver's sum {:.0f}, epilogue {:.0f}\n",
+      s.fill, s.loop_per_kblock, s.reduce, s.reduce_last, s.epilogue);
+  out += fmt::format("share of the CTAs' cycles: K loops {:.1f} %, fills {:.1f} %, the rest {:.1f} %\n",
+                     100 * s.loop_share, 100 * s.fill_share, 100 * (1 - s.loop_share - s.fill_share));
+  // by unit length: where fixed costs per unit meet the per-block rate
+  std::map<int, std::vector<const UnitStamps*>> by;
+  for (const UnitStamps& u : s.unit) by[u.kb1 - u.kb0].push_back(&u);
+  out += "| K blocks | units | fill | K loop per K block | hand-over / sum | epilogue |\n|---|---|---|---|---|---|\n";
+  for (const auto& [nkb, v] : by) {
+    std::vector<double> f, l, r, e;
+    for (const UnitStamps* u : v) {
+      f.push_back(double(u->fill));
+      l.push_back(double(u->loop) / nkb);
+      if (u->splits > 1) r.push_back(double(u->reduce));
+      if (u->stored) e.push_back(double(u->epilogue));
+    }
+    out += fmt::format("| {} | {} | {:.0f} | {:.0f} | {} | {} |\n", nkb, v.size(), median(f), median(l),
+                       r.empty() ? std::string("-") : fmt::format("{:.0f}", median(r)),
+                       e.empty() ? std::string("-") : fmt::format("{:.0f}", median(e)));
+  }
+  return out;
+}
+
+}  // namespace nvfp4::sm90

@@ -1,0 +1,73 @@
+// The fused kernel's time line, for diagnosis (docs/kernels.md, "Stamps"): where
+// DeviceState::fused_stamps is set, launch_fused's kernel has one thread per CTA record clock64
+// at each work unit's boundaries, so the cycles of a unit split into fill, K loop, split-K
+// reduction and epilogue - what ncu's whole-kernel averages cannot separate. Off (a null
+// pointer) in every timed run; bench/sm90_stamps.cu reads it. Pure host C++ here: the layout
+// the kernel writes and its summary.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nvfp4::sm90 {
+
+// Per CTA (blockIdx.x): a header of kStampHeader words, then kStampUnit words for each of its
+// first `units_per_cta` units (later ones are counted, not recorded).
+struct StampLayout {
+  static constexpr int kHeader = 8;
+  static constexpr int kUnit = 8;
+  // header words
+  static constexpr int kEntryNs = 0;     // %globaltimer at the CTA's start
+  static constexpr int kEntryClk = 1;    // clock64 at the CTA's start
+  static constexpr int kAReadyClk = 2;   // clock64 when the A producer passed griddepcontrol.wait
+  static constexpr int kEndNs = 3;       // %globaltimer after the consumers' last unit
+  static constexpr int kEndClk = 4;      // clock64 then
+  static constexpr int kUnits = 5;       // units the CTA ran (recorded or not)
+  static constexpr int kSm = 6;          // %smid
+  // unit words
+  static constexpr int kOrder = 0;       // the tile's order (schedule.cuh WorkUnit::order)
+  static constexpr int kBlocks = 1;      // kb0 | kb1 << 32: the unit's K blocks [kb0, kb1)
+  static constexpr int kSplit = 2;       // split | splits << 32 | stored << 63 (this unit wrote C)
+  static constexpr int kBeginClk = 3;    // the unit's start (consumers)
+  static constexpr int kFirstClk = 4;    // its first K block decoded (its first B stage arrived)
+  static constexpr int kLoopClk = 5;     // its last wgmma retired
+  static constexpr int kReducedClk = 6;  // split-K done (= kLoopClk at one split)
+  static constexpr int kEndClk_ = 7;     // its epilogue's stores issued (or the split handed over)
+
+  static constexpr size_t words(int ctas, int units_per_cta) {
+    return size_t(ctas) * (kHeader + size_t(kUnit) * units_per_cta);
+  }
+};
+
+// What one CTA's unit cost, in SM cycles.
+struct UnitStamps {
+  int cta = 0, sm = 0, order = 0, kb0 = 0, kb1 = 0, split = 0, splits = 1;
+  bool stored = false;
+  int64_t begin = 0;                                // cycles since the CTA's start
+  int64_t fill = 0, loop = 0, reduce = 0, epilogue = 0;  // the unit's four parts
+};
+
+struct StampSummary {
+  int ctas = 0;
+  int64_t units = 0, units_recorded = 0, kblocks = 0;  // kblocks: sum over recorded units
+  std::vector<UnitStamps> unit;
+  // ns, from %globaltimer: the last CTA's start after the first's, and the kernel's span
+  double start_spread_ns = 0, span_ns = 0, end_spread_ns = 0;
+  // cycles, medians over CTAs: start to the A prepass's data (PDL wait), start to the last unit's end
+  double a_ready_cycles = 0, cta_cycles = 0;
+  // cycles, medians over recorded units
+  double fill = 0, loop_per_kblock = 0, reduce = 0, reduce_last = 0, epilogue = 0;
+  // share of the CTAs' cycles (start to end) inside units' K loops, and in fills
+  double loop_share = 0, fill_share = 0;
+};
+
+// Reads `words` (StampLayout, `ctas` CTAs, `units_per_cta` each). Throws std::runtime_error
+// naming the CTA and word where the record cannot be one the kernel wrote (a clock running
+// backwards, K blocks out of order, more units recorded than the room).
+StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int units_per_cta);
+
+// The summary as text: totals, the medians above, and a table of the parts by unit length.
+std::string format_stamps(const StampSummary& s, double sm_mhz);
+
+}  // namespace nvfp4::sm90
