@@ -15,10 +15,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -29,9 +27,9 @@
 #include "kernels/sm90/stamps.hpp"
 #include "src/device/buffer.hpp"
 #include "src/device/device_info.hpp"
-#include "src/format/nvfp4.hpp"
 #include "src/measure/measure.hpp"
 #include "src/problem/problem.hpp"
+#include "src/verify/verify.hpp"
 
 using namespace nvfp4;
 
@@ -113,22 +111,17 @@ int main(int argc, char** argv) try {
   h.allocate(s);
   copy_inputs_to_host(dt, h);
   const Operands hv = h.view();
-  std::mt19937_64 rng(seed + 1);
-  int bad = 0;
-  for (int t = 0; t < 4096; ++t) {
-    const int64_t b = int64_t(rng() % uint64_t(s.l)), i = int64_t(rng() % uint64_t(s.m)),
-                  j = int64_t(rng() % uint64_t(s.n));
-    const double e = fp16_bits_to_double(exact_element_fp16(s, hv, b, i, j));
-    const uint16_t gb = got[size_t((b * s.m + i) * s.n + j)];
-    const double v = fp16_bits_to_double(gb);
-    if (gb == kPoisonFp16 || std::isnan(v) || std::fabs(v - e) > 1e-3 + 1e-3 * std::fabs(e)) ++bad;
-  }
+  Verifier check(Tolerance{}, "sampled");  // the tool's rule (src/verify/verify.hpp)
+  for (const Coord& at : sample_coords(s, 4096, seed + 1))
+    check.check(at, got[size_t((at.batch * s.m + at.i) * s.n + at.j)],
+                exact_element_fp16(s, hv, at.batch, at.i, at.j));
+  const int64_t bad = check.result().mismatches;
 
   const sm90::StampSummary sum = sm90::summarize_stamps(host, grid, units);
   // SM clock: cycles over nanoseconds of each CTA's own span, the median
   std::vector<double> mhz;
   for (int c = 0; c < grid; ++c) {
-    const uint64_t* hd = host.data() + size_t(c) * (sm90::StampLayout::kHeader + size_t(sm90::StampLayout::kUnit) * units);
+    const uint64_t* hd = host.data() + sm90::StampLayout::at(c, -1, units);
     const double ns = double(hd[sm90::StampLayout::kEndNs] - hd[sm90::StampLayout::kEntryNs]);
     if (hd[sm90::StampLayout::kUnits] > 0 && ns > 1000)
       mhz.push_back(double(hd[sm90::StampLayout::kEndClk] - hd[sm90::StampLayout::kEntryClk]) / ns * 1e3);
@@ -138,7 +131,8 @@ int main(int argc, char** argv) try {
   std::printf("problem   %lldx%lldx%lld L=%lld, %s, grid %d, SM clock %.0f MHz (from the stamps)\n",
               (long long)s.m, (long long)s.n, (long long)s.k, (long long)s.l, sm90::describe(cfg).c_str(), grid,
               clock);
-  std::printf("verify    %s (4096 sampled elements, %d wrong)\n", bad ? "FAILED" : "PASSED", bad);
+  std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED",
+              (long long)check.result().checked, (long long)bad);
   std::printf("%s", sm90::format_stamps(sum, clock).c_str());
   return bad ? 1 : 0;
 } catch (const std::exception& e) {

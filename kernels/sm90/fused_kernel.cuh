@@ -90,8 +90,7 @@ struct Params {
 // its unit `unit`'s record; nothing where p.stamps is null or the unit is past the room.
 __device__ __forceinline__ void stamp(const Params& p, int unit, int word, uint64_t v) {
   if (p.stamps == nullptr || unit >= p.stamp_units) return;
-  const size_t cta = size_t(blockIdx.x) * (StampLayout::kHeader + size_t(StampLayout::kUnit) * p.stamp_units);
-  p.stamps[cta + (unit < 0 ? 0 : StampLayout::kHeader + size_t(StampLayout::kUnit) * unit) + word] = v;
+  p.stamps[StampLayout::at(blockIdx.x, unit, p.stamp_units) + word] = v;
 }
 
 __device__ __forceinline__ uint64_t globaltimer() {

@@ -36,7 +36,7 @@ StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int 
   double loops = 0, fills = 0, busy = 0;
   uint64_t first_start = UINT64_MAX, last_start = 0, first_end = UINT64_MAX, last_end = 0;
   for (int c = 0; c < ctas; ++c) {
-    const uint64_t* h = words.data() + size_t(c) * (L::kHeader + size_t(L::kUnit) * units_per_cta);
+    const uint64_t* h = words.data() + L::at(c, -1, units_per_cta);
     const int64_t units = static_cast<int64_t>(h[L::kUnits]);
     if (units < 0 || units > (int64_t(1) << 40)) bad(c, -1, fmt::format("unit count {}", units));
     s.units += units;
@@ -56,7 +56,7 @@ StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int 
     uint64_t prev = clk0;
     const int rec = static_cast<int>(std::min<int64_t>(units, units_per_cta));
     for (int u = 0; u < rec; ++u) {
-      const uint64_t* w = h + L::kHeader + size_t(u) * L::kUnit;
+      const uint64_t* w = words.data() + L::at(c, u, units_per_cta);
       UnitStamps x;
       x.cta = c;
       x.sm = static_cast<int>(h[L::kSm]);

@@ -35,9 +35,13 @@ struct StampLayout {
   static constexpr int kReducedClk = 6;  // split-K done (= kLoopClk at one split)
   static constexpr int kEndClk_ = 7;     // its epilogue's stores issued (or the split handed over)
 
-  static constexpr size_t words(int ctas, int units_per_cta) {
-    return size_t(ctas) * (kHeader + size_t(kUnit) * units_per_cta);
+  // Where CTA `cta`'s header starts (unit < 0), or its unit `unit`'s record; the kernel
+  // (relaxed constexpr), the reader and the tests all place words by it.
+  static constexpr size_t at(int cta, int unit, int units_per_cta) {
+    return size_t(cta) * (kHeader + size_t(kUnit) * units_per_cta) +
+           (unit < 0 ? 0 : kHeader + size_t(kUnit) * unit);
   }
+  static constexpr size_t words(int ctas, int units_per_cta) { return at(ctas, -1, units_per_cta); }
 };
 
 // What one CTA's unit cost, in SM cycles.

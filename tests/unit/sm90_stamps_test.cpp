@@ -26,7 +26,7 @@ struct Unit {
 std::vector<uint64_t> write(const std::vector<std::vector<Unit>>& ctas, int room) {
   std::vector<uint64_t> w(L::words(int(ctas.size()), room), 0);
   for (size_t c = 0; c < ctas.size(); ++c) {
-    uint64_t* h = w.data() + c * (L::kHeader + size_t(L::kUnit) * room);
+    uint64_t* h = w.data() + L::at(int(c), -1, room);
     uint64_t t = 1000;
     h[L::kEntryNs] = 5000 + 100 * c;
     h[L::kEntryClk] = t;
@@ -36,7 +36,7 @@ std::vector<uint64_t> write(const std::vector<std::vector<Unit>>& ctas, int room
     for (const Unit& x : ctas[c]) {
       t += 10;
       if (u < room) {
-        uint64_t* r = h + L::kHeader + size_t(u) * L::kUnit;
+        uint64_t* r = w.data() + L::at(int(c), u, room);
         r[L::kOrder] = uint64_t(x.order);
         r[L::kBlocks] = uint64_t(x.kb0) | (uint64_t(x.kb1) << 32);
         r[L::kSplit] = uint64_t(x.split) | (uint64_t(x.splits) << 32) | (uint64_t(x.stored) << 63);
