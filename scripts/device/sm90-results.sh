@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The sm90 kernel's evidence on an H200 (bench/results/h200/2026-12-01-sm90-nstep/README.md):
 #   build       the sm90-only preset with ptxas -v; SASS counts of the two-phase objects
-#   tests       ctest -L gpu (every sm90 path and tile, references, peers, measurement)
+#   tests       ctest -L gpu (every sm90 path and tile, references, peers, measurement);
+#               TESTS_REGEX=RE runs only the GPU tests it matches
 #   paths       both shipped sweep configs with the two paths forced (sm90-fused, sm90-2phase;
 #               20 cold samples, in-process): the table behind the path rule
 #   sanitize    compute-sanitizer memcheck, racecheck and synccheck of both paths on ragged shapes
@@ -83,7 +84,8 @@ step_build() {
 
 step_tests() {
   # about 4 minutes, racecheck_gpu's four sanitizer runs included
-  timeout "${TESTS_TIMEOUT:-420}" ctest --test-dir build-sm90 -L gpu --output-on-failure > "$R/ctest-gpu.log" 2>&1
+  local only=(); [[ -n ${TESTS_REGEX:-} ]] && only=(-R "$TESTS_REGEX")
+  timeout "${TESTS_TIMEOUT:-420}" ctest --test-dir build-sm90 -L gpu "${only[@]}" --output-on-failure > "$R/ctest-gpu.log" 2>&1
   echo "ctest -L gpu rc=$?"; grep -E "tests passed|\(Failed\)" "$R/ctest-gpu.log"
 }
 
