@@ -68,76 +68,51 @@ __device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, i
 enum class SplitKBroadcast { BarrierOr, SmemFlag };
 
 // Split-K, "the last arriver sums in split order", run by all kConsumerThreads consumer threads
-// (ct = 0..255; named barrier 1) of the CTA that computed split `split` of a tile. The tile's
-// counter holds two counts: arrivals (bits 0..15) and partials stored (bits 16..31).
-//   1. one thread counts the arrival; the split that makes it `splits` is the last arriver and
-//      tells the others (kHow; flag: SmemFlag's int, else unused);
-//   2. every other split stores its R FP32 accumulators (acc(i), i < R) as its partial in
-//      tile_ws (float4 q of thread ct at q * 256 + ct: coalesced), fences, and counts the store;
-//   3. the last arriver waits until the other splits' stores are all counted (they have arrived,
-//      so they are running and nothing stops them: no co-residency is assumed), resets the
-//      counter to 0 (clean for the next call), and sets acc to the sum of all partials in split
-//      order 0..S-1 - its own taken from its registers where it is split 0, else stored and read
-//      back by the thread that wrote it (same address, same thread: no fence) - so the result
-//      does not depend on the order the splits arrived in.
-// Counting arrivals first takes the last arriver's store, fence and second barrier off the
-// tile's critical path (docs/kernels.md, history: "split-K arrivals counted first").
+// (ct = 0..255; named barrier 1) of the CTA that computed split `split` of a tile:
+//   1. store this thread's R FP32 accumulators (acc(i), i < R) as the split's partial in
+//      tile_ws (float4 q of thread ct at q * 256 + ct: coalesced);
+//   2. one thread counts the arrival on the tile's counter; the last of `splits` resets it to 0
+//      (clean for the next call) and tells the others (kHow; flag: SmemFlag's int, else unused);
+//   3. the last arriver sets acc to the sum of all partials, its own re-read, in split order
+//      0..S-1: the result does not depend on the order the splits arrived in.
 // Returns true where acc now holds the tile's sum (store it), false elsewhere. kAfterGridWait:
 // wait for the preceding grid (PDL) before touching the counter, which that grid zeroes.
-constexpr int kSplitKStored = 1 << 16;  // the stored count's unit in a tile's counter
-
 template <int R, bool kAfterGridWait, SplitKBroadcast kHow, class Acc>
 __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int split, int splits,
                                                int* counter, int* flag, int ct) {
   static_assert(R % 4 == 0, "accumulators per thread: whole float4s");
   constexpr int kQ = R / 4;
+  float4* mine = reinterpret_cast<float4*>(tile_ws + static_cast<size_t>(split) * (kConsumerThreads * R));
+#pragma unroll
+  for (int q = 0; q < kQ; ++q)
+    __stcg(mine + q * kConsumerThreads + ct,
+           make_float4(acc(4 * q), acc(4 * q + 1), acc(4 * q + 2), acc(4 * q + 3)));
+  __threadfence();
+  ptx::named_bar_sync(1, kConsumerThreads);
   bool last = false;
   if (ct == 0) {
     if constexpr (kAfterGridWait) asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    last = (atomicAdd(counter, 1) & (kSplitKStored - 1)) == splits - 1;
-    if (last) {
-      const int want = (splits - 1) * kSplitKStored + splits;
-      int seen;
-      do {
-        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
-      } while (seen != want);
-      *counter = 0;
-    }
+    last = atomicAdd(counter, 1) == splits - 1;
+    if (last) *counter = 0;
     if constexpr (kHow == SplitKBroadcast::SmemFlag) *flag = last;
   }
   if constexpr (kHow == SplitKBroadcast::SmemFlag) {
     ptx::named_bar_sync(1, kConsumerThreads);
     last = *flag != 0;
     ptx::named_bar_sync(1, kConsumerThreads);
+    if (!last) return false;
   } else {
-    last = ptx::named_bar_or(1, kConsumerThreads, last);
+    if (!ptx::named_bar_or(1, kConsumerThreads, last)) return false;
   }
-  float4* mine = reinterpret_cast<float4*>(tile_ws + static_cast<size_t>(split) * (kConsumerThreads * R));
-  auto store_mine = [&] {
-#pragma unroll
-    for (int q = 0; q < kQ; ++q)
-      __stcg(mine + q * kConsumerThreads + ct,
-             make_float4(acc(4 * q), acc(4 * q + 1), acc(4 * q + 2), acc(4 * q + 3)));
-  };
-  if (!last) {
-    store_mine();
-    __threadfence();
-    ptx::named_bar_sync(1, kConsumerThreads);
-    if (ct == 0) atomicAdd(counter, kSplitKStored);
-    return false;
-  }
-  __threadfence();  // before the own store below, so that it does not wait for that store
+  __threadfence();
   const float4* src = reinterpret_cast<const float4*>(tile_ws) + ct;
-  if (split != 0) {
-    store_mine();
 #pragma unroll
-    for (int q = 0; q < kQ; ++q) {
-      const float4 v = __ldcg(src + q * kConsumerThreads);
-      acc(4 * q) = v.x;
-      acc(4 * q + 1) = v.y;
-      acc(4 * q + 2) = v.z;
-      acc(4 * q + 3) = v.w;
-    }
+  for (int q = 0; q < kQ; ++q) {
+    const float4 v = __ldcg(src + q * kConsumerThreads);
+    acc(4 * q) = v.x;
+    acc(4 * q + 1) = v.y;
+    acc(4 * q + 2) = v.z;
+    acc(4 * q + 3) = v.w;
   }
   for (int s = 1; s < splits; ++s) {
     const float4* srcs = src + static_cast<size_t>(s) * (kConsumerThreads * R / 4);
