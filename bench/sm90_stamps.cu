@@ -2,7 +2,7 @@
 // cycles go - the wait for the A prepass, each unit's fill, K loop, split-K hand-over or sum,
 // and epilogue - which ncu's whole-kernel averages do not separate.
 //
-//   sm90_stamps M N K L "CONFIG" [--units U] [--seed S]
+//   sm90_stamps M N K L "CONFIG" [--units U] [--seed S] [--per-cta FILE]
 //
 // CONFIG is a fused configuration as --kernel-config spells it ("fused 128x128 split 2") or
 // "auto" for the chooser's pick. Fresh random operands (gpumode distribution), the output
@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,7 @@ using namespace nvfp4;
 namespace {
 
 int usage(const char* why) {
-  std::fprintf(stderr, "sm90_stamps: %s\nusage: sm90_stamps M N K L \"CONFIG\"|auto [--units U] [--seed S]\n", why);
+  std::fprintf(stderr, "sm90_stamps: %s\nusage: sm90_stamps M N K L \"CONFIG\"|auto [--units U] [--seed S] [--per-cta FILE]\n", why);
   return 2;
 }
 
@@ -52,10 +53,12 @@ int main(int argc, char** argv) try {
   const std::string spelling = argv[5];
   int units = 64;
   uint64_t seed = 0;
+  std::string per_cta;  // --per-cta FILE: one CSV line per CTA (format_stamps_per_cta)
   for (int i = 6; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--units") units = std::atoi(argv[i + 1]);
     else if (a == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (a == "--per-cta") per_cta = argv[i + 1];
     else return usage(("unknown option " + a).c_str());
   }
   if (units < 1) return usage("--units must be at least 1");
@@ -134,6 +137,13 @@ int main(int argc, char** argv) try {
   std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED",
               (long long)check.result().checked, (long long)bad);
   std::printf("%s", sm90::format_stamps(sum, clock).c_str());
+  if (!per_cta.empty()) {
+    std::FILE* f = std::fopen(per_cta.c_str(), "wx");  // never replaces a file
+    if (f == nullptr) throw std::runtime_error("--per-cta " + per_cta + ": cannot create (does it exist?)");
+    const std::string csv = sm90::format_stamps_per_cta(sum);
+    const bool ok = std::fwrite(csv.data(), 1, csv.size(), f) == csv.size();
+    if (std::fclose(f) != 0 || !ok) throw std::runtime_error("--per-cta " + per_cta + ": write failed");
+  }
   return bad ? 1 : 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "sm90_stamps: %s\n", e.what());

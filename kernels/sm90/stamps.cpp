@@ -53,6 +53,14 @@ StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int 
     last_end = std::max(last_end, h[L::kEndNs]);
     cta_cycles.push_back(double(h[L::kEndClk] - clk0));
     busy += double(h[L::kEndClk] - clk0);
+    CtaStamps cs;
+    cs.cta = c;
+    cs.sm = static_cast<int>(h[L::kSm]);
+    cs.units = units;
+    cs.start_ns = double(h[L::kEntryNs]);  // made relative below
+    cs.end_ns = double(h[L::kEndNs]);
+    cs.a_ready = h[L::kAReadyClk] != 0 ? int64_t(h[L::kAReadyClk] - clk0) : -1;
+    cs.busy = int64_t(h[L::kEndClk] - clk0);
     uint64_t prev = clk0;
     const int rec = static_cast<int>(std::min<int64_t>(units, units_per_cta));
     for (int u = 0; u < rec; ++u) {
@@ -87,11 +95,18 @@ StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int 
       if (x.stored) epi.push_back(double(x.epilogue));
       loops += double(x.loop);
       fills += double(x.fill);
+      cs.kblocks += nkb;
+      cs.loop += x.loop;
       s.unit.push_back(x);
     }
     s.units_recorded += rec;
+    s.cta.push_back(cs);
   }
   if (s.unit.empty()) throw std::runtime_error("stamps: no unit recorded (was the kernel launched with them?)");
+  for (CtaStamps& c : s.cta) {
+    c.start_ns -= double(first_start);
+    c.end_ns -= double(first_start);
+  }
   s.start_spread_ns = double(last_start - first_start);
   s.end_spread_ns = double(last_end - first_end);
   s.span_ns = double(last_end - first_start);
@@ -123,6 +138,28 @@ std::string format_stamps(const StampSummary& s, double sm_mhz) {
       s.fill, s.loop_per_kblock, s.reduce, s.reduce_last, s.epilogue);
   out += fmt::format("share of the CTAs' cycles: K loops {:.1f} %, fills {:.1f} %, the rest {:.1f} %\n",
                      100 * s.loop_share, 100 * s.fill_share, 100 * (1 - s.loop_share - s.fill_share));
+  // the latest tenth of CTAs to end against the rest: where the ends' spread comes from
+  if (s.cta.size() >= 10) {
+    std::vector<const CtaStamps*> order;
+    for (const CtaStamps& c : s.cta) order.push_back(&c);
+    std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->end_ns < b->end_ns; });
+    const size_t cut = order.size() - order.size() / 10;
+    const auto part = [&](size_t b, size_t e) {
+      std::vector<double> kb, rate, start, a, end;
+      for (size_t i = b; i < e; ++i) {
+        const CtaStamps& c = *order[i];
+        kb.push_back(double(c.kblocks));
+        if (c.kblocks > 0) rate.push_back(double(c.loop) / double(c.kblocks));
+        start.push_back(c.start_ns / 1e3);
+        if (c.a_ready >= 0) a.push_back(double(c.a_ready));
+        end.push_back(c.end_ns / 1e3);
+      }
+      return fmt::format("end {:.2f} us, {:.0f} K blocks at {:.0f} cycles each, start {:.2f} us, A after {:.0f} cycles",
+                         median(end), median(kb), median(rate), median(start), median(a));
+    };
+    out += fmt::format("ends (medians): the latest tenth of CTAs {}; the rest {}\n", part(cut, order.size()),
+                       part(0, cut));
+  }
   // by unit length: where fixed costs per unit meet the per-block rate
   std::map<int, std::vector<const UnitStamps*>> by;
   for (const UnitStamps& u : s.unit) by[u.kb1 - u.kb0].push_back(&u);
@@ -139,6 +176,14 @@ std::string format_stamps(const StampSummary& s, double sm_mhz) {
                        r.empty() ? std::string("-") : fmt::format("{:.0f}", median(r)),
                        e.empty() ? std::string("-") : fmt::format("{:.0f}", median(e)));
   }
+  return out;
+}
+
+std::string format_stamps_per_cta(const StampSummary& s) {
+  std::string out = "cta,sm,units,kblocks,start_ns,end_ns,a_ready_cycles,busy_cycles,loop_cycles\n";
+  for (const CtaStamps& c : s.cta)
+    out += fmt::format("{},{},{},{},{:.0f},{:.0f},{},{},{}\n", c.cta, c.sm, c.units, c.kblocks, c.start_ns, c.end_ns,
+                       c.a_ready, c.busy, c.loop);
   return out;
 }
 

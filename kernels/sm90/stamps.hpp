@@ -52,8 +52,18 @@ struct UnitStamps {
   int64_t fill = 0, loop = 0, reduce = 0, epilogue = 0;  // the unit's four parts
 };
 
+// One CTA's record: when it ran (ns after the first CTA's start, %globaltimer) and what it did.
+struct CtaStamps {
+  int cta = 0, sm = 0;
+  int64_t units = 0, kblocks = 0;          // units run; K blocks of its recorded units
+  double start_ns = 0, end_ns = 0;
+  int64_t a_ready = -1;                    // cycles from its start to the A prepass's data (-1: none)
+  int64_t busy = 0, loop = 0;              // cycles: start to end, and inside recorded K loops
+};
+
 struct StampSummary {
   int ctas = 0;
+  std::vector<CtaStamps> cta;  // CTAs that ran a unit
   int64_t units = 0, units_recorded = 0, kblocks = 0;  // kblocks: sum over recorded units
   std::vector<UnitStamps> unit;
   // ns, from %globaltimer: the last CTA's start after the first's, and the kernel's span
@@ -71,7 +81,13 @@ struct StampSummary {
 // backwards, K blocks out of order, more units recorded than the room).
 StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int units_per_cta);
 
-// The summary as text: totals, the medians above, and a table of the parts by unit length.
+// The summary as text: totals, the medians above, the latest tenth of CTAs to end against the
+// rest (what makes the ends' spread: more K blocks, a slower K loop, or a later start or A), and a
+// table of the parts by unit length.
 std::string format_stamps(const StampSummary& s, double sm_mhz);
+
+// One line per CTA, comma-separated with a header: cta, sm, units, kblocks, start_ns, end_ns,
+// a_ready_cycles, busy_cycles, loop_cycles.
+std::string format_stamps_per_cta(const StampSummary& s);
 
 }  // namespace nvfp4::sm90

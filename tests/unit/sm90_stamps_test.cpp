@@ -96,6 +96,29 @@ TEST(Sm90Stamps, UnitsPastTheRoomAreCountedNotRead) {
   EXPECT_EQ(s.kblocks, 6);
 }
 
+TEST(Sm90Stamps, PerCtaRecordsAndTheLatestTenth) {
+  // Ten CTAs of one unit each; CTA 9 runs 16 K blocks where the others run 8, so it ends last.
+  std::vector<std::vector<Unit>> ctas;
+  for (int c = 0; c < 10; ++c)
+    ctas.push_back({{c, 0, c == 9 ? 16 : 8, 0, 1, true, 100, c == 9 ? 16000u : 8000u, 0, 50}});
+  const StampSummary s = summarize_stamps(write(ctas, 2), 10, 2);
+  ASSERT_EQ(s.cta.size(), 10u);
+  EXPECT_EQ(s.cta[9].kblocks, 16);
+  EXPECT_EQ(s.cta[9].loop, 16000);
+  EXPECT_EQ(s.cta[9].sm, 9);
+  EXPECT_EQ(s.cta[3].a_ready, 400);
+  EXPECT_DOUBLE_EQ(s.cta[0].start_ns, 0);    // relative to the first CTA's start
+  EXPECT_DOUBLE_EQ(s.cta[3].start_ns, 300);
+  EXPECT_DOUBLE_EQ(s.cta[0].end_ns, 4082);  // (8165 cycles) / 2, in whole ns
+  const std::string text = format_stamps(s, 2000);
+  EXPECT_NE(text.find("the latest tenth of CTAs end 8.98 us, 16 K blocks at 1000 cycles each, start 0.90 us"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("the rest end 4.48 us, 8 K blocks at 1000 cycles each"), std::string::npos) << text;
+  const std::string csv = format_stamps_per_cta(s);
+  EXPECT_EQ(csv.rfind("cta,sm,units,kblocks,start_ns,end_ns,a_ready_cycles,busy_cycles,loop_cycles\n", 0), 0u);
+  EXPECT_NE(csv.find("\n9,9,1,16,900,8982,400,16165,16000\n"), std::string::npos) << csv;
+}
+
 TEST(Sm90Stamps, RecordsNoKernelWritesAreRefused) {
   const std::vector<std::vector<Unit>> one = {{{0, 0, 8, 0, 1, true, 300, 8000, 0, 200},
                                                {1, 0, 8, 0, 1, true, 300, 8000, 0, 200}}};
