@@ -2,12 +2,13 @@
 // cycles go - the wait for the A prepass, each unit's fill, K loop, split-K hand-over or sum,
 // and epilogue - which ncu's whole-kernel averages do not separate.
 //
-//   sm90_stamps M N K L "CONFIG" [--units U] [--seed S] [--per-cta FILE]
+//   sm90_stamps M N K L "CONFIG" [--units U] [--seed S] [--calls N] [--per-cta FILE]
 //
 // CONFIG is a fused configuration as --kernel-config spells it ("fused 128x128 split 2") or
 // "auto" for the chooser's pick. Fresh random operands (gpumode distribution), the output
-// poisoned and checked on 4096 sampled elements against the exact reference; the reported call
-// is the third, after an L2 flush (cold), launched directly (never a graph replay). The SM clock
+// poisoned and checked on 4096 sampled elements against the exact reference; N calls (default
+// 3), each after an L2 flush (cold), launched directly (never a graph replay): the spans of all,
+// the stamps of the last. The SM clock
 // comes from the stamps themselves (clock64 against %globaltimer per CTA). Exit codes: 0 the
 // output verified, 1 it did not, 2 bad arguments, 3 a failure on the way, 4 no sm_90 GPU.
 #include <cuda_runtime.h>
@@ -37,7 +38,7 @@ using namespace nvfp4;
 namespace {
 
 int usage(const char* why) {
-  std::fprintf(stderr, "sm90_stamps: %s\nusage: sm90_stamps M N K L \"CONFIG\"|auto [--units U] [--seed S] [--per-cta FILE]\n", why);
+  std::fprintf(stderr, "sm90_stamps: %s\nusage: sm90_stamps M N K L \"CONFIG\"|auto [--units U] [--seed S] [--calls N] [--per-cta FILE]\n", why);
   return 2;
 }
 
@@ -52,6 +53,7 @@ int main(int argc, char** argv) try {
   s.l = std::atoll(argv[4]);
   const std::string spelling = argv[5];
   int units = 64;
+  int calls = 3;  // --calls N: cold calls; the last one's stamps are summarized, every one's span
   uint64_t seed = 0;
   std::string per_cta;  // --per-cta FILE: one CSV line per CTA (format_stamps_per_cta)
   for (int i = 6; i + 1 < argc; i += 2) {
@@ -59,9 +61,11 @@ int main(int argc, char** argv) try {
     if (a == "--units") units = std::atoi(argv[i + 1]);
     else if (a == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--per-cta") per_cta = argv[i + 1];
+    else if (a == "--calls") calls = std::atoi(argv[i + 1]);
     else return usage(("unknown option " + a).c_str());
   }
   if (units < 1) return usage("--units must be at least 1");
+  if (calls < 1 || calls > 1000) return usage("--calls must be 1 to 1000");
   if (const std::string e = sm90::shape_error(s); !e.empty()) return usage(e.c_str());
 
   const DeviceInfo info = query_device(0);
@@ -95,16 +99,19 @@ int main(int argc, char** argv) try {
   dev.fused_stamps = {stamps.get<uint64_t>(), ctas, units, 0};
   L2Flusher flusher(info.l2_bytes, 0);
 
-  for (int call = 0; call < 3; ++call) {
+  std::vector<uint64_t> host;
+  std::vector<double> spans;  // each call's first CTA start to last CTA end, us
+  for (int call = 0; call < calls; ++call) {
     poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
     NVFP4_CUDA_CHECK(cudaMemsetAsync(stamps.get(), 0, words * sizeof(uint64_t), stream.get()));
     flusher.flush(stream.get());
     sm90::launch_fused(s, dt.view(), cfg.fused, ws.get(), stream.get(), dev);
     stream.sync();
+    host.assign(sm90::StampLayout::words(dev.fused_stamps.grid, units), 0);
+    NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), stamps.get(), host.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    spans.push_back(sm90::summarize_stamps(host, dev.fused_stamps.grid, units).span_ns / 1e3);
   }
   const int grid = dev.fused_stamps.grid;
-  std::vector<uint64_t> host(sm90::StampLayout::words(grid, units));
-  NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), stamps.get(), host.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
 
   // The output of that call, checked on sampled elements (every call's output is checked by the
   // tool and the GPU tests; here only that the stamps did not break it).
@@ -136,6 +143,10 @@ int main(int argc, char** argv) try {
               clock);
   std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED",
               (long long)check.result().checked, (long long)bad);
+  std::vector<double> sorted = spans;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf("calls     %d cold: kernel span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
+              sorted[sorted.size() / 2], sorted.front(), sorted.back());
   std::printf("%s", sm90::format_stamps(sum, clock).c_str());
   if (!per_cta.empty()) {
     std::FILE* f = std::fopen(per_cta.c_str(), "wx");  // never replaces a file

@@ -157,6 +157,7 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   p.nq = static_cast<int>((p.nk + kFusedBStageKb - 1) / kFusedBStageKb);
   p.workers = c.workers;
   p.wq = int64_t(w.tiles) * p.nq;
+  p.fix = w.fix;  // as fused_layout sized the slots
   if (c.workers > 0 && p.wq < c.workers)
     throw usage_error(fmt::format("sm90: stream-k {} needs at least as many K quads as workers ({} here)",
                                   c.workers, p.wq));

@@ -84,6 +84,7 @@ struct Params {
   int scale_tma;       // 1: scales by TMA (tmS); 0: sfb or K / 16 not 16-byte aligned, plain loads
   uint64_t* stamps;    // null, or the time line's record (stamps.hpp; DeviceState::fused_stamps)
   int stamp_units;     // units recorded per CTA there
+  int fix;             // stream-K: a piece's fixed cost in quads (weighted ranges; 0: equal shares)
 };
 
 // The time line (stamps.hpp): one thread per CTA writes `word` of its header (unit < 0) or of
@@ -147,11 +148,16 @@ struct Cfg {
 
 // A CTA's walk over its work: split-K units u = blockIdx.x, += gridDim.x, or its stream-K range
 // cut at tile boundaries. All three roles (A producer, B producer, consumers) walk the same.
+// kWeighted: the ranges may be weighted (p.fix); at two CTAs per SM they are not (its 80
+// registers spill the walk's arithmetic), and fix is then the constant 0 (fused_layout agrees).
+template <bool kWeighted>
 struct UnitWalk {
   int64_t pos, end;  // split-K: the next unit and p.units; stream-K: the next quad and the range's end
+  // read from the parameters where used, not held in a register across the K loop
+  static __device__ __forceinline__ int fix(const Params& p) { return kWeighted ? p.fix : 0; }
   __device__ __forceinline__ explicit UnitWalk(const Params& p) {
-    pos = p.workers > 0 ? stream_k_start(blockIdx.x, p.wq, p.workers) : int64_t(blockIdx.x);
-    end = p.workers > 0 ? stream_k_start(blockIdx.x + 1, p.wq, p.workers) : int64_t(p.units);
+    pos = p.workers > 0 ? stream_k_start(blockIdx.x, p.wq, p.workers, p.nq, fix(p)) : int64_t(blockIdx.x);
+    end = p.workers > 0 ? stream_k_start(blockIdx.x + 1, p.wq, p.workers, p.nq, fix(p)) : int64_t(p.units);
   }
   __device__ __forceinline__ bool next(const Params& p, WorkUnit& x) {
     if (pos >= end) return false;
@@ -160,7 +166,7 @@ struct UnitWalk {
       pos += gridDim.x;
       return true;
     }
-    const StreamKSegment g = stream_k_segment(pos, end, blockIdx.x, p.wq, p.workers, p.nq);
+    const StreamKSegment g = stream_k_segment(pos, end, blockIdx.x, p.wq, p.workers, p.nq, fix(p));
     x = tile_unit(static_cast<int>(g.tile), p.tiles_m, p.tiles_n, kFusedGroup);
     x.split = g.seg;
     x.splits = g.nseg;
@@ -221,7 +227,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
       stamp(p, -1, StampLayout::kAReadyClk, clock64());
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      UnitWalk walk(p);
+      UnitWalk<OCC == 1> walk(p);
       for (WorkUnit x; walk.next(p, x);) {
         // The unit's first K block of its first prepass tile (MT >= 128: MT / 128 tiles, nk
         // blocks apart; below 128 a row slice of one tile), then one tile block per K block.
@@ -256,7 +262,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
       }
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      UnitWalk walk(p);
+      UnitWalk<OCC == 1> walk(p);
       for (WorkUnit x; walk.next(p, x);) {
         const int n0 = x.tn * kFusedRowsN;
         for (int kb = x.kb0; kb < x.kb1; kb += kFusedBStageKb) {
@@ -357,7 +363,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
 
     // The time line: thread ct 0 records unit `rec` (stamps.hpp; -1: not this thread).
     int rec = ct == 0 ? -1 : INT32_MAX;
-    UnitWalk walk(p);
+    UnitWalk<OCC == 1> walk(p);
     for (WorkUnit x; walk.next(p, x);) {
       if (ct == 0) ++rec;
       const int nkb = x.kb1 - x.kb0;

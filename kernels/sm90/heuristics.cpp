@@ -132,13 +132,14 @@ FusedTerms fused_terms(const Shape& s, const FusedConfig& c, int sms) {
   if (c.workers > 0) {
     const int nq = static_cast<int>(ceil_div(nk, kFusedBStageKb));
     const int64_t quads = int64_t(w.tiles) * nq;
+    const int fix = w.fix;
     int most_pieces = 0;
     for (int g = 0; g < c.workers; ++g) {
-      const int64_t end = stream_k_start(g + 1, quads, c.workers);
+      const int64_t end = stream_k_start(g + 1, quads, c.workers, nq, fix);
       int64_t mine = 0;
       int pieces = 0;
-      for (int64_t pos = stream_k_start(g, quads, c.workers); pos < end;) {
-        const StreamKSegment seg = stream_k_segment(pos, end, g, quads, c.workers, nq);
+      for (int64_t pos = stream_k_start(g, quads, c.workers, nq, fix); pos < end;) {
+        const StreamKSegment seg = stream_k_segment(pos, end, g, quads, c.workers, nq, fix);
         mine += std::min(nk, seg.q1 * kFusedBStageKb) - seg.q0 * kFusedBStageKb;
         ++pieces;
         pos += seg.q1 - seg.q0;
@@ -363,6 +364,10 @@ std::string configuration_error(const Shape& s, Path path, const Config& c, int 
   const std::string at = fmt::format("{}x{}x{}", s.m, s.n, s.k);
   std::vector<int> tiles, splits;
   if (c.path == Path::Fused) {
+    if (c.fused.fix > 0)
+      return fmt::format("stream-k's 'fix {}' (weighted ranges) is not weighed by the chooser: bench/sm90_stamps "
+                         "and the GPU tests run it",
+                         c.fused.fix);
     if (!fused_tile_built(c.fused.m_tile))
       return fmt::format("fused M tile {} is not built (16, 32, 64, 128, 256)", c.fused.m_tile);
     if (!fused_per_sm_built(c.fused.m_tile, c.fused.per_sm))
