@@ -36,7 +36,9 @@ nlohmann::json parse_json_checked(const std::string& text, const std::string& wh
         const std::string k = parsed.get<std::string>();
         auto& seen = keys.back();
         if (std::find(seen.begin(), seen.end(), k) != seen.end())
-          throw usage_error(fmt::format("{}: {}: key \"{}\" appears twice in one object", what, not_json, k));
+          // the key as JSON spells it: a control character in it (an escaped newline) stays one line
+          throw usage_error(fmt::format("{}: {}: key {} appears twice in one object", what, not_json,
+                                        json(k).dump(-1, ' ', false, json::error_handler_t::replace)));
         seen.push_back(k);
         break;
       }

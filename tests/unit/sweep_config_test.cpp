@@ -269,6 +269,14 @@ TEST(SweepConfig, NotJson) {
   }
 }
 
+// A key given twice is refused on one line, the key spelt as JSON (regression: a fuzzer's
+// "sha\npe" given twice printed a raw newline; fuzz/corpus/sweep/duplicate-newline-key.json).
+TEST(SweepConfig, DuplicateKeyIsOneLine) {
+  EXPECT_EQ(error_of(R"({"cases": [{"sha\npe": 6, "sha\npe": 6}]})"),
+            R"(x.json: not JSON: key "sha\npe" appears twice in one object)");
+  EXPECT_EQ(error_of(R"({"cases": [], "cases": []})"), R"(x.json: not JSON: key "cases" appears twice in one object)");
+}
+
 TEST(SweepConfig, HashFollowsTheCasesNotTheComments) {
   const auto a =
       parse(R"({"name": "a", "notes": "x", "cases": [{"shape": {"m": 1, "n": 1, "k": 16}}]})");
