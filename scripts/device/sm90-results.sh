@@ -51,7 +51,9 @@
 #               --kernel-config, else each tree's own pick); AB_ROUNDS rounds (default 2), each
 #               timing every case with the other tree then this one, cold, every case verified;
 #               ab/ab.txt: the table, this vs other per round, and the geomean (not in the
-#               default list)
+#               default list). AB_OTHER_ENV="VAR=VALUE ..." instead of AB_TREE: the other side
+#               is this build run with that environment (no second build); AB_MODE: the timing
+#               mode (default cold); AB_NAME: the folder under the results (default ab)
 # Usage, from the repository root: OUT=out bash scripts/device/sm90-results.sh [STEP ...]
 # (default: all, about 8 minutes on one H200). Leaves one archive, $OUT/sm90-results.tgz.
 # NVFP4_REVISION=<commit> is baked into the build (and so the reports) where the tree's .git is
@@ -420,13 +422,17 @@ step_stamps() {
 }
 
 step_ab() {
-  mkdir -p "$R/ab"
-  local other=${AB_TREE:-} cases=${AB_CASES:-} rounds=${AB_ROUNDS:-2}
-  [[ -d $other && -f $cases ]] || { echo "ab: AB_TREE=DIR (a source tree) and AB_CASES=FILE are needed"; return 1; }
-  if [[ ! -x $other/build-sm90/nvfp4bench ]]; then
+  local AB=$R/${AB_NAME:-ab}
+  mkdir -p "$AB"
+  local other=${AB_TREE:-} cases=${AB_CASES:-} rounds=${AB_ROUNDS:-2} envs=()
+  # AB_OTHER_ENV="VAR=VALUE ...": the other side is this tree's own binary run with that
+  # environment (e.g. NVFP4_SM90_SPLIT_K=last, docs/kernels.md), no second build
+  [[ -n ${AB_OTHER_ENV:-} ]] && { read -ra envs <<<"$AB_OTHER_ENV"; other=.; }
+  [[ -d $other && -f $cases ]] || { echo "ab: AB_TREE=DIR (a source tree) or AB_OTHER_ENV, and AB_CASES=FILE, are needed"; return 1; }
+  if [[ ${#envs[@]} -eq 0 && ! -x $other/build-sm90/nvfp4bench ]]; then
     (cd "$other" && cmake --preset sm90-only -DNVFP4_PYTHON="$PY" -DNVFP4_REVISION="${AB_REVISION:-other}" \
-      && cmake --build build-sm90 -j"$(nproc)" --target nvfp4bench) > "$R/ab/other-build.log" 2>&1 || {
-      echo "ab: the other tree did not build"; tail -5 "$R/ab/other-build.log"; return 1; }
+      && cmake --build build-sm90 -j"$(nproc)" --target nvfp4bench) > "$AB/other-build.log" 2>&1 || {
+      echo "ab: the other tree did not build"; tail -5 "$AB/other-build.log"; return 1; }
   fi
   local r m n k l cfg tree bin i
   for ((r = 1; r <= rounds; r++)); do
@@ -436,15 +442,16 @@ step_ab() {
       i=$((i + 1))
       for tree in other this; do
         bin=$BIN; [[ $tree == other ]] && bin=$other/build-sm90/nvfp4bench
-        local pin=(); [[ -n $cfg ]] && pin=(--kernel-config "$cfg")
-        timeout 120 "$bin" --kernel sm90 --m "$m" --n "$n" --k "$k" --l "${l:-1}" "${pin[@]}" --max-time 0.4 \
-          --min-time 0.3 --json "$R/ab/$tree-$i-${m}x${n}x${k}x${l:-1}-$r.json" > "$R/ab/run.log" 2>&1 ||
-          { echo "ab: $tree $m $n $k $l '$cfg' round $r rc=$?"; tail -3 "$R/ab/run.log"; }
+        local pin=() env=(); [[ -n $cfg ]] && pin=(--kernel-config "$cfg"); [[ $tree == other ]] && env=("${envs[@]}")
+        timeout 120 env "${env[@]}" "$bin" --kernel sm90 --m "$m" --n "$n" --k "$k" --l "${l:-1}" "${pin[@]}" \
+          --mode "${AB_MODE:-cold}" --max-time 0.4 \
+          --min-time 0.3 --json "$AB/$tree-$i-${m}x${n}x${k}x${l:-1}-$r.json" > "$AB/run.log" 2>&1 ||
+          { echo "ab: $tree $m $n $k $l '$cfg' round $r rc=$?"; tail -3 "$AB/run.log"; }
       done
     done < "$cases"
   done
-  rm -f "$R/ab/run.log"
-  "$PY" - "$R/ab" <<'PYEOF' | tee "$R/ab/ab.txt"
+  rm -f "$AB/run.log"
+  "$PY" - "$AB" <<'PYEOF' | tee "$AB/ab.txt"
 import glob, json, math, os, re, statistics, sys
 d = sys.argv[1]
 rows = {}
