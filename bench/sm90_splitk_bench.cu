@@ -1,0 +1,341 @@
+// Split-K's reduction alone (docs/kernels.md, "Split-K across a cluster"): the model test of the
+// protocols before the kernels took one. 128 CTAs (one per SM: 160 KB of shared memory each) of
+// 256 consumer threads hold R FP32 accumulators per thread, as a fused or mainloop tile's split
+// does when its K loop ends, and reduce them S ways, tile = S consecutive CTAs:
+//   none     no reduction: every CTA stores its own accumulators (the output volume of S = 1)
+//   last     schedule.cuh's reduce_split_k as the kernels ran it: every split stores its
+//            partial, one atomic counts the arrivals, the last arriver reads all S partials in
+//            split order on its own SM and stores the tile
+//   spin     every split stores its partial, counts its arrival and spins until all S have
+//            (needs every CTA resident at once), then sums 1/S of the tile from all S partials,
+//            in split order, and stores that slice
+//   cluster  the same with the tile's S splits as one cluster (co-scheduled by the hardware):
+//            the arrival is a remote mbarrier arrive on each CTA of the cluster
+//   dsmem    the cluster with the partials kept in each CTA's own shared memory, read by the
+//            others over distributed shared memory; a second round of arrives says the reads
+//            are done before shared memory may be reused
+// Every variant's output is compared bit for bit with the host's sum in split order. Printed:
+// the kernel's median time over the launches (events), the median and largest per-CTA cycles
+// of the protocol (clock64), and the cluster occupancy the fused kernel's launch would get.
+// Usage: build-sm90/sm90_splitk_bench [launches, default 40]   (sm_90a; NVFP4_BUILD_BENCH=ON)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernels/sm90/ptx.cuh"
+#include "kernels/sm90/schedule.cuh"
+
+namespace nvfp4::sm90::splitkbench {
+
+constexpr int kCtas = 128;
+constexpr int kSmem = 160 * 1024;  // one CTA per SM, room for a 128 KB partial
+enum Proto { kNone, kLast, kSpin, kCluster, kDsmem, kProtos };
+const char* const kNames[kProtos] = {"none", "last", "spin", "cluster", "dsmem"};
+
+__host__ __device__ inline float value(int cta, int i, int ct) {
+  uint32_t h = uint32_t(cta) * 0x9E3779B1u ^ uint32_t(i) * 0x85EBCA77u ^ uint32_t(ct) * 0xC2B2AE3Du;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  return float(int(h & 0xFFFF) - 32768) * (1.0f / 1024.0f) + float(h >> 28) * 0.001f;
+}
+
+__device__ __forceinline__ uint32_t mapa(uint32_t addr, int rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void remote_arrive(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+}
+__device__ __forceinline__ void wait_cluster(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nW_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra W_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ float4 ld_cluster_v4(uint32_t addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, float4 v) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+__device__ __forceinline__ int ld_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// out: [tiles][kQ * 256] float4 in fragment order (q * 256 + ct), as the partials.
+template <int R, int P>
+__global__ void __launch_bounds__(256, 1) bench_kernel(float* ws, int* counters, float* out, long long* cyc, int S) {
+  constexpr int kQ = R / 4;
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ uint64_t bars[2];
+  const int ct = threadIdx.x;
+  const uint32_t xbar = ptx::smem_u32(&bars[0]), dbar = ptx::smem_u32(&bars[1]);
+  const uint32_t region = ptx::smem_u32(smem);
+  int rank = 0;
+  if constexpr (P == kCluster || P == kDsmem) {
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    if (ct == 0) {
+      ptx::mbar_init(xbar, S);
+      ptx::mbar_init(dbar, S);
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    cluster_sync_all();  // no remote arrive before every CTA's barriers exist
+  } else {
+    rank = blockIdx.x % S;
+  }
+  const int tile = blockIdx.x / S;
+  float acc[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) acc[i] = value(blockIdx.x, i, ct);
+  __syncthreads();
+  const long long t0 = clock64();
+  float4* o = reinterpret_cast<float4*>(out) + size_t(tile) * kQ * 256;
+  const int T = kQ * 256, lo = rank * T / S, hi = (rank + 1) * T / S;  // this split's slice
+  float* tws = ws + size_t(tile) * S * (256 * R);
+  if constexpr (P == kNone) {
+    float4* mine = reinterpret_cast<float4*>(out) + size_t(blockIdx.x) * kQ * 256;
+#pragma unroll
+    for (int q = 0; q < kQ; ++q)
+      __stcg(mine + q * 256 + ct, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+  } else if constexpr (P == kLast) {
+    auto a = [&](int i) -> float& { return acc[i]; };
+    if (reduce_split_k<R, false, SplitKBroadcast::BarrierOr>(a, tws, rank, S, counters + tile, nullptr, ct)) {
+#pragma unroll
+      for (int q = 0; q < kQ; ++q)
+        __stcg(o + q * 256 + ct, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+    }
+  } else {
+    // store the partial: global (spin, cluster) or this CTA's shared memory (dsmem)
+    float4* mine = reinterpret_cast<float4*>(tws + size_t(rank) * (256 * R));
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const float4 v = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+      if constexpr (P == kDsmem) st_shared_v4(region + (q * 256 + ct) * 16, v);
+      else __stcg(mine + q * 256 + ct, v);
+    }
+    if constexpr (P != kDsmem) __threadfence();
+    ptx::named_bar_sync(1, 256);
+    if constexpr (P == kSpin) {
+      if (ct == 0) {
+        atomicAdd(counters + tile, 1);
+        while (ld_acquire(counters + tile) < S) __nanosleep(32);
+      }
+      ptx::named_bar_sync(1, 256);
+      __threadfence();
+    } else {
+      if (ct < S) remote_arrive(mapa(xbar, ct));
+      wait_cluster(xbar, 0);
+    }
+    const float4* src = reinterpret_cast<const float4*>(tws);
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int idx = q * 256 + ct;
+      if (idx < lo || idx >= hi) continue;
+      float4 v;
+      if constexpr (P == kDsmem) {
+        v = ld_cluster_v4(mapa(region + idx * 16, 0));
+        for (int s = 1; s < S; ++s) {
+          const float4 w = ld_cluster_v4(mapa(region + idx * 16, s));
+          v.x += w.x; v.y += w.y; v.z += w.z; v.w += w.w;
+        }
+      } else {
+        v = __ldcg(src + idx);
+        for (int s = 1; s < S; ++s) {
+          const float4 w = __ldcg(src + size_t(s) * (256 * R / 4) + idx);
+          v.x += w.x; v.y += w.y; v.z += w.z; v.w += w.w;
+        }
+      }
+      __stcg(o + idx, v);
+    }
+    if constexpr (P == kSpin) {
+      if (ct == 0 && atomicAdd(counters + tile, 1) == 2 * S - 1) counters[tile] = 0;
+    } else if constexpr (P == kDsmem) {
+      ptx::named_bar_sync(1, 256);  // this CTA's reads of the others are done
+      if (ct < S) remote_arrive(mapa(dbar, ct));
+      wait_cluster(dbar, 0);  // the others' reads of this CTA's shared memory are done
+    }
+  }
+  const long long t1 = clock64();
+  if (ct == 0) cyc[blockIdx.x] = t1 - t0;
+}
+
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e_ = (x);                                                                    \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(3);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+struct Buffers {
+  float* ws;
+  int* counters;
+  float* out;
+  long long* cyc;
+};
+
+template <int R, int P>
+bool run(const Buffers& b, int S, int launches, double& us, long long& med, long long& mx) {
+  auto k = bench_kernel<R, P>;
+  CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  if (P == kCluster || P == kDsmem) CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(kCtas);
+  cfg.blockDim = dim3(256);
+  cfg.dynamicSmemBytes = kSmem;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = unsigned(S);
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  if (P == kCluster || P == kDsmem) {
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  constexpr int kQ = R / 4;
+  const int tiles = P == kNone ? kCtas : kCtas / S;
+  std::vector<float> host(size_t(tiles) * kQ * 256 * 4);
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<float> times;
+  std::vector<long long> cyc(kCtas), cycs;
+  bool ok = true;
+  for (int it = 0; it < launches + 3; ++it) {
+    CHECK(cudaMemset(b.out, 0xFF, host.size() * sizeof(float)));  // poisoned: NaN
+    CHECK(cudaEventRecord(e0));
+    CHECK(cudaLaunchKernelEx(&cfg, k, b.ws, b.counters, b.out, b.cyc, S));
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float t;
+    CHECK(cudaEventElapsedTime(&t, e0, e1));
+    CHECK(cudaMemcpy(cyc.data(), b.cyc, cyc.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+    if (it < 3) continue;
+    times.push_back(t * 1000.0f);
+    if (P == kLast) {  // the protocol's span is the last arriver's: the largest of each tile
+      for (int t0 = 0; t0 < kCtas; t0 += S) cycs.push_back(*std::max_element(cyc.begin() + t0, cyc.begin() + t0 + S));
+    } else {
+      cycs.insert(cycs.end(), cyc.begin(), cyc.end());
+    }
+    if (it == launches + 2) {  // check the last launch's output bit for bit
+      CHECK(cudaMemcpy(host.data(), b.out, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      for (int tile = 0; tile < tiles && ok; ++tile)
+        for (int ct = 0; ct < 256 && ok; ++ct)
+          for (int i = 0; i < R; ++i) {
+            const int ss = P == kNone ? 1 : S;
+            float want = value(tile * ss, i, ct);
+            for (int s = 1; s < ss; ++s) want += value(tile * ss + s, i, ct);
+            const float got = host[(size_t(tile) * kQ * 256 + (i / 4) * 256 + ct) * 4 + i % 4];
+            if (std::memcmp(&got, &want, 4) != 0) {
+              std::printf("  MISMATCH %s R=%d S=%d tile %d thread %d acc %d: %g, want %g\n", kNames[P], R, S, tile,
+                          ct, i, got, want);
+              ok = false;
+              break;
+            }
+          }
+    }
+  }
+  std::sort(times.begin(), times.end());
+  std::sort(cycs.begin(), cycs.end());
+  us = times[times.size() / 2];
+  med = cycs[cycs.size() / 2];
+  mx = cycs.back();
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  return ok;
+}
+
+template <int R>
+bool row(const Buffers& b, int launches) {
+  bool ok = true;
+  double base_us;
+  long long bm, bx;
+  ok &= run<R, kNone>(b, 1, launches, base_us, bm, bx);
+  for (int S : {2, 4, 8}) {
+    std::printf("R=%3d (%3d KB partial) S=%d | none %6.2f us (%5lld cyc)", R, R, S, base_us, bm);
+    double us;
+    long long m, x;
+    ok &= run<R, kLast>(b, S, launches, us, m, x);
+    std::printf(" | last %6.2f us %6lld/%6lld", us, m, x);
+    ok &= run<R, kSpin>(b, S, launches, us, m, x);
+    std::printf(" | spin %6.2f us %6lld/%6lld", us, m, x);
+    ok &= run<R, kCluster>(b, S, launches, us, m, x);
+    std::printf(" | cluster %6.2f us %6lld/%6lld", us, m, x);
+    ok &= run<R, kDsmem>(b, S, launches, us, m, x);
+    std::printf(" | dsmem %6.2f us %6lld/%6lld\n", us, m, x);
+  }
+  return ok;
+}
+
+}  // namespace nvfp4::sm90::splitkbench
+
+// How many clusters of S CTAs of a kernel like the fused one (384 threads, 227 KB of shared
+// memory, one CTA per SM) the device holds at once.
+__global__ void __launch_bounds__(384, 1) occupancy_probe() {}
+
+int main(int argc, char** argv) {
+  using namespace nvfp4::sm90::splitkbench;
+  const int launches = argc > 1 ? std::atoi(argv[1]) : 40;
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s, %d SMs; per-CTA cycles: median/largest (last: each tile's last arriver)\n", prop.name,
+              prop.multiProcessorCount);
+  CHECK(cudaFuncSetAttribute(occupancy_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+  CHECK(cudaFuncSetAttribute(occupancy_probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  std::printf("clusters resident at 384 threads, 227 KB:");
+  for (int S = 1; S <= 16; ++S) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned(S * 64));
+    cfg.blockDim = dim3(384);
+    cfg.dynamicSmemBytes = 227 * 1024;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = unsigned(S);
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int n = -1;
+    const cudaError_t e = cudaOccupancyMaxActiveClusters(&n, occupancy_probe, &cfg);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      std::printf(" S=%d: %s", S, cudaGetErrorString(e));
+    } else {
+      std::printf(" S=%d: %d (%d CTAs)", S, n, n * S);
+    }
+  }
+  std::printf("\n");
+  Buffers b;
+  CHECK(cudaMalloc(&b.ws, size_t(kCtas) * 256 * 128 * sizeof(float)));
+  CHECK(cudaMalloc(&b.counters, kCtas * sizeof(int)));
+  CHECK(cudaMemset(b.counters, 0, kCtas * sizeof(int)));
+  CHECK(cudaMalloc(&b.out, size_t(kCtas) * 256 * 128 * sizeof(float)));
+  CHECK(cudaMalloc(&b.cyc, kCtas * sizeof(long long)));
+  bool ok = true;
+  ok &= row<8>(b, launches);
+  ok &= row<32>(b, launches);
+  ok &= row<64>(b, launches);
+  ok &= row<128>(b, launches);
+  std::printf("%s\n", ok ? "all outputs bit-identical to the host's split-order sums" : "MISMATCHES");
+  return ok ? 0 : 1;
+}
