@@ -46,14 +46,6 @@ FusedLayout fused_layout(const Shape& s, const FusedConfig& c) {
   return w;
 }
 
-int64_t cluster_split_k_grid(int64_t units, int splits, int64_t plain_grid, int64_t cluster_ctas) {
-  if (splits < 2 || splits > kClusterSplitMax || units < splits || units % splits != 0 || plain_grid < 1)
-    return 0;
-  const int64_t grid = std::min(units, cluster_ctas / splits * splits);
-  if (grid < splits) return 0;
-  return ceil_div(units, grid) <= ceil_div(units, std::min(units, plain_grid)) ? grid : 0;
-}
-
 size_t mainloop_workspace_bytes(const Shape& s, const TwoPhaseConfig& c) {
   const int splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(c.split, s.k / 64)));
   if (splits <= 1 || !mainloop_tile_built(c.bm, c.bn)) return 0;

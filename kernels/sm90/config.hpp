@@ -15,15 +15,6 @@ namespace nvfp4::sm90 {
 constexpr int kGranuleK = 64;  // the K block: 4 wgmma k-steps, 4 scale blocks; both paths' K unit
 constexpr int kMaxSplit = 16;  // K splits per output tile, both paths
 
-// Split-K across a cluster (schedule.cuh reduce_split_k_cluster): a tile's splits run as one
-// cluster of that many CTAs and each sums a share of the tile. Taken for split-K (not stream-K)
-// with 2 <= split <= kClusterSplitMax (the portable cluster size), where the device holds enough
-// such clusters at once - cluster_ctas CTAs in clusters of `splits` (cudaOccupancyMaxActiveClusters
-// x splits) - for the units to take no more rounds than the plain grid of plain_grid CTAs. Returns
-// the cluster launch's grid (a multiple of splits), 0 where the last-arriver form runs instead.
-constexpr int kClusterSplitMax = 8;
-int64_t cluster_split_k_grid(int64_t units, int splits, int64_t plain_grid, int64_t cluster_ctas);
-
 // Which path the registered kernel may take: `sm90` chooses per shape, `sm90-fused` and
 // `sm90-2phase` force one (for side-by-side comparisons).
 enum class Path { Auto, Fused, TwoPhase };

@@ -100,42 +100,24 @@ void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
 
 // Persistent: `grid` CTAs (OCC per SM at most) walk the units. Launched with programmatic stream
 // serialization after the A prepass, which triggers its dependents at its start: the producer
-// waits (griddepcontrol.wait) before its first read of the prepass output. Split-K with 2 to
-// kClusterSplitMax splits runs each tile's splits as one cluster where the kernel has that form
-// (Cfg::kCluster) and the device holds enough such clusters (config.hpp cluster_split_k_grid):
-// p.cluster and the grid are set here. Returns the grid launched.
+// waits (griddepcontrol.wait) before its first read of the prepass output.
 template <int MT, int OCC = 1>
-int launch_main(fused::Params& p, const std::array<CUtensorMap, 3>& maps, int grid, cudaStream_t stream,
-                DeviceState& dev) {
+void launch_main(const fused::Params& p, const std::array<CUtensorMap, 3>& maps, int grid, cudaStream_t stream,
+                 DeviceState& dev) {
   using C = fused::Cfg<MT, OCC>;
-  const void* kernel = reinterpret_cast<const void*>(fused::fused_kernel<MT, OCC>);
-  dev.ensure_smem_limit(kernel, C::kSmem);
-  p.cluster = 0;
-  if (C::kCluster && dev.split_k_cluster && p.workers == 0 && p.split >= 2 && p.split <= kClusterSplitMax) {
-    const int64_t g = cluster_split_k_grid(p.units, p.split, grid,
-                                           dev.cluster_ctas(kernel, fused::kThreads, C::kSmem, p.split));
-    if (g > 0) {
-      p.cluster = p.split;
-      grid = static_cast<int>(g);
-    }
-  }
+  dev.ensure_smem_limit(reinterpret_cast<const void*>(fused::fused_kernel<MT, OCC>), C::kSmem);
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
   cfg.blockDim = dim3(fused::kThreads, 1, 1);
   cfg.dynamicSmemBytes = C::kSmem;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[2];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  attr[1].id = cudaLaunchAttributeClusterDimension;
-  attr[1].val.clusterDim.x = static_cast<unsigned>(std::max(1, p.cluster));
-  attr[1].val.clusterDim.y = attr[1].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = p.cluster > 1 ? 2 : 1;
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
   NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused::fused_kernel<MT, OCC>, maps[0], maps[1], maps[2], p));
   NVFP4_CUDA_CHECK_LAUNCH();
-  if (p.split > 1) dev.last_split_k_cluster = p.cluster;
-  return grid;
 }
 
 }  // namespace
@@ -212,8 +194,7 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   pp.counters = p.counters;
   pp.ncounters = p.counters != nullptr ? w.tiles : 0;
   launch_prepass(pp, stream);
-  // Persistent: per_sm CTAs per SM at most (split-K; launch_main may take fewer, in clusters), or
-  // one per stream-K worker (per_sm x SMs).
+  // Persistent: per_sm CTAs per SM at most (split-K), or one per stream-K worker (per_sm x SMs).
   const int grid = c.workers > 0 ? c.workers
                                  : static_cast<int>(std::min<int64_t>(units, int64_t(c.per_sm) * dev.sm_count()));
   if (dev.fused_stamps.words != nullptr) {  // the time line, for diagnosis (stamps.hpp)
@@ -222,19 +203,18 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
                                     dev.fused_stamps.ctas, grid));
     p.stamps = dev.fused_stamps.words;
     p.stamp_units = dev.fused_stamps.units_per_cta;
+    dev.fused_stamps.grid = grid;
   }
-  int launched = 0;
   switch (c.m_tile) {
     case 16:
-      if (c.per_sm == 2) launched = launch_main<16, 2>(p, maps, grid, stream, dev);
-      else launched = launch_main<16>(p, maps, grid, stream, dev);
+      if (c.per_sm == 2) launch_main<16, 2>(p, maps, grid, stream, dev);
+      else launch_main<16>(p, maps, grid, stream, dev);
       break;
-    case 32: launched = launch_main<32>(p, maps, grid, stream, dev); break;
-    case 64: launched = launch_main<64>(p, maps, grid, stream, dev); break;
-    case 128: launched = launch_main<128>(p, maps, grid, stream, dev); break;
-    default: launched = launch_main<256>(p, maps, grid, stream, dev); break;
+    case 32: launch_main<32>(p, maps, grid, stream, dev); break;
+    case 64: launch_main<64>(p, maps, grid, stream, dev); break;
+    case 128: launch_main<128>(p, maps, grid, stream, dev); break;
+    default: launch_main<256>(p, maps, grid, stream, dev); break;
   }
-  if (dev.fused_stamps.words != nullptr) dev.fused_stamps.grid = launched;
 }
 
 }  // namespace nvfp4::sm90

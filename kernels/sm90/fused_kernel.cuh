@@ -79,10 +79,6 @@ struct Params {
   int slots;           // FP32 partial slots per tile (the split, or stream-K's most pieces)
   int workers;         // > 0: stream-K over this many CTAs (the grid; stream_k.hpp)
   int nq;              // K quads (kFusedBStageKb K blocks) per tile
-  int cluster;         // > 1: each tile's splits are one cluster of this many CTAs (split-K across a
-                       // cluster, schedule.cuh reduce_split_k_cluster); 0: the last arriver sums.
-                       // Here it fills the hole before wq: a larger Params made ptxas spill at M
-                       // tile 256 and at two CTAs per SM.
   int64_t wq;          // stream-K: quads of all tiles, l * tiles_m * tiles_n * nq
   int tma_store;       // 1: C through shared memory and TMA stores (N % 8 == 0, C 16-byte aligned)
   int scale_tma;       // 1: scales by TMA (tmS); 0: sfb or K / 16 not 16-byte aligned, plain loads
@@ -128,7 +124,7 @@ struct Cfg {
   // B stages (4 K blocks each) first, then as many A stages (1 K block) as fit, at most 16: the
   // B ring keeps 12-32 K blocks of raw B in flight, the A ring (from L2) at least 4.
   static constexpr int kBStages = OCC == 2 ? 4 : MT <= 32 ? 8 : MT == 64 ? 6 : MT == 128 ? 4 : 3;
-  static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers and split-K's exchange barrier
+  static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers
   static constexpr int kFixed = 1024 + kEpiBytes + kBarBytes + kBStages * (kBBytes + kSBytes);
   static constexpr int kAFit = (kSmemLimit - kFixed) / kABytes;
   static constexpr int kAStages = kAFit < 16 ? kAFit : 16;
@@ -145,12 +141,9 @@ struct Cfg {
   static constexpr int kConsumerRegs = OCC == 1 ? 224 : 96;
   static constexpr int kProducerRegs = OCC == 1 ? 56 : 40;
   static constexpr int kLaunchRegs = OCC == 1 ? 168 : 80;
-  // Split-K across a cluster (schedule.cuh) is built where the registers allow it: the 256 tile's
-  // consumers (224) and two CTAs per SM (96) spilled with its code in the kernel.
-  static constexpr bool kCluster = MT <= 128 && OCC == 1;
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kLaunchRegs * kThreads, "register file");
   static_assert(kAStages >= 4 && kBStages >= 2 && kSmem <= size_t(kSmemLimit), "shared memory");
-  static_assert(2 * (kAStages + kBStages) * 8 + 8 <= kBarBytes, "barrier space");
+  static_assert(2 * (kAStages + kBStages) * 8 <= kBarBytes, "barrier space");
 };
 
 // A CTA's walk over its work: split-K units u = blockIdx.x, += gridDim.x, or its stream-K range
@@ -202,7 +195,6 @@ __global__ void __launch_bounds__(kThreads, OCC)
   const uint32_t emptyA = fullA + SA * 8;
   const uint32_t fullB = emptyA + SA * 8;         // SB mbarriers each
   const uint32_t emptyB = fullB + SB * 8;
-  const uint32_t xbar = emptyB + SB * 8;          // split-K across a cluster: the exchange barrier
 
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
@@ -214,13 +206,9 @@ __global__ void __launch_bounds__(kThreads, OCC)
       ptx::mbar_init(fullB + s * 8, p.scale_tma ? 1 : 1 + 32);  // expect_tx (+ each lane's plain copy)
       ptx::mbar_init(emptyB + s * 8, 256);
     }
-    if constexpr (C::kCluster)
-      if (p.cluster > 1) ptx::mbar_init(xbar, p.cluster);  // one arrive from each CTA of the cluster
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if constexpr (C::kCluster)
-    if (p.cluster > 1) ptx::cluster_sync();  // no CTA arrives on another's barrier before it exists
   if (threadIdx.x == 128 && p.stamps != nullptr) {
     uint32_t sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
@@ -422,37 +410,10 @@ __global__ void __launch_bounds__(kThreads, OCC)
       stamp(p, rec, StampLayout::kLoopClk, clock64());
       const uint64_t split_word = uint64_t(uint32_t(x.split)) | (uint64_t(uint32_t(x.splits)) << 32);
 
-      // ---- split-K: the last split of the tile sums all partials in split order, or (across a
-      // cluster) every split its share, stored straight to C ----
+      // ---- split-K: the last split of the tile sums all partials in split order ----
       if (x.splits > 1) {
         float* ws_tile = p.partial + static_cast<size_t>(x.order) * p.slots * (kFusedRowsN * MT);
         auto a = [&](int i) -> float& { return acc[i]; };
-        if (C::kCluster && p.cluster > 1) {
-          // float4 idx of the partials = accumulators (j = idx / 256, hh, e) of consumer thread
-          // idx % 256: C (A row 8j + 2*c4 + e, B row rloc + 8hh) of that thread's fragment
-          const int i0 = x.tm * MT, n0 = x.tn * kFusedRowsN;
-          __half* cb = p.c + static_cast<size_t>(x.batch) * p.m * static_cast<size_t>(p.n);
-          auto put = [&](int row, int col, float v) {
-            if (row < p.m && col < p.n) cb[static_cast<size_t>(row) * p.n + col] = __float2half_rn(v * kAccUnscale);
-          };
-          // the exchange barrier's phase: this CTA's round of units (u = blockIdx.x + round x
-          // gridDim.x), worked out here rather than carried through the K loop in a register
-          const uint32_t parity = uint32_t((x.order * x.splits + x.split) / int(gridDim.x)) & 1u;
-          reduce_split_k_cluster<MT / 2>(a, ws_tile, x.split, x.splits, xbar, parity, ct, [&](int idx, float4 v) {
-            const int t = idx & 255, tl = t & 31;
-            const int row = i0 + 8 * (idx >> 8) + 2 * (tl & 3);
-            const int col = n0 + 64 * (t >> 7) + 16 * ((t >> 5) & 3) + (tl >> 2);
-            put(row, col, v.x);
-            put(row + 1, col, v.y);
-            put(row, col + 8, v.z);
-            put(row + 1, col + 8, v.w);
-          });
-          const uint64_t t = clock64();
-          stamp(p, rec, StampLayout::kReducedClk, t);
-          stamp(p, rec, StampLayout::kEndClk_, t);
-          stamp(p, rec, StampLayout::kSplit, split_word | (uint64_t(3) << 62));  // stored, its share
-          continue;
-        }
         if (!reduce_split_k<MT / 2, true, SplitKBroadcast::BarrierOr>(a, ws_tile, x.split, x.splits,
                                                                     p.counters + x.order, nullptr, ct)) {
           const uint64_t t = clock64();

@@ -11,7 +11,6 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <string>
 #include <vector>
 
@@ -71,18 +70,6 @@ class DeviceState {
   // Raises `kernel`'s dynamic shared-memory limit to `bytes` on this device, once. The caller
   // has made this device current.
   void ensure_smem_limit(const void* kernel, size_t bytes);
-  // How many CTAs of `kernel` (`threads` a CTA, `smem` bytes of dynamic shared memory, its limit
-  // raised) this device holds at once in clusters of `size`: cudaOccupancyMaxActiveClusters x
-  // size, asked once per kernel and size. 0 where clusters of that size cannot run.
-  int64_t cluster_ctas(const void* kernel, int threads, size_t smem, int size);
-  // Split-K across a cluster (config.hpp cluster_split_k_grid) where it applies; false: the
-  // last-arriver form everywhere (the GPU tests run both and compare them bit for bit). Starts
-  // as the environment's NVFP4_SM90_SPLIT_K says: unset or "cluster" true, "last" false (a
-  // diagnostic switch for side-by-side timings; any other value is refused, naming it).
-  bool split_k_cluster = true;
-  // The cluster size the last split-K launch reduced across (0: the last-arriver form; -1: no
-  // split-K launch yet): what the tests check ran.
-  int last_split_k_cluster = -1;
   // Encoded tensor maps, once per shape, buffer set and tile (src/device/map_cache.hpp): the
   // fused path's C, raw-B and B-scale maps, the fp16 mainloop's A, B and C maps.
   MapCache<std::array<CUtensorMap, 3>> fused_maps;
@@ -104,7 +91,6 @@ class DeviceState {
   int device_ = -1;
   int sm_count_ = kDefaultSmCount;
   std::vector<const void*> raised_;
-  std::map<std::pair<const void*, int>, int64_t> cluster_ctas_;
 };
 
 // The DeviceState of each device an object has launched on (or asked the SM count of).

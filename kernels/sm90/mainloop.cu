@@ -65,6 +65,7 @@ void launch_tile(const Shape& s, const __half* A, const __half* B, __half* C, co
     const size_t part = align_up(static_cast<size_t>(tiles * splits) * BM * BN * sizeof(float), 256);
     p.ws = static_cast<float*>(workspace);
     p.counters = reinterpret_cast<int*>(static_cast<char*>(workspace) + part);
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(p.counters, 0, static_cast<size_t>(tiles) * sizeof(int), stream));
   }
 
   p.tma_store = (n % 8 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0) ? 1 : 0;
@@ -80,33 +81,15 @@ void launch_tile(const Shape& s, const __half* A, const __half* B, __half* C, co
 
   auto kern = mainloop::mainloop_kernel<BM, BN>;
   dev.ensure_smem_limit(reinterpret_cast<const void*>(kern), S::kSmem);
-  int64_t grid = std::max<int64_t>(1, std::min<int64_t>(dev.sm_count(), units));
-  // split-K across a cluster where it applies (config.hpp cluster_split_k_grid)
-  p.cluster = 0;
-  if (dev.split_k_cluster && splits >= 2 && splits <= kClusterSplitMax) {
-    const int64_t g = cluster_split_k_grid(units, splits, grid, dev.cluster_ctas(reinterpret_cast<const void*>(kern),
-                                                                                  384, S::kSmem, splits));
-    if (g > 0) {
-      p.cluster = splits;
-      grid = g;
-    }
-  }
-  if (splits > 1 && p.cluster == 0)  // the last-arriver form's counters (the cluster form has none)
-    NVFP4_CUDA_CHECK(cudaMemsetAsync(p.counters, 0, static_cast<size_t>(tiles) * sizeof(int), stream));
+  const int64_t grid = std::max<int64_t>(1, std::min<int64_t>(dev.sm_count(), units));
   cudaLaunchConfig_t lc = {};
   lc.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
   lc.blockDim = dim3(384, 1, 1);
   lc.dynamicSmemBytes = S::kSmem;
   lc.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = static_cast<unsigned>(std::max(1, p.cluster));
-  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-  lc.attrs = &attr;
-  lc.numAttrs = p.cluster > 1 ? 1 : 0;
+  lc.numAttrs = 0;
   NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&lc, kern, ta, tb, tc, p));
   NVFP4_CUDA_CHECK_LAUNCH();
-  if (splits > 1) dev.last_split_k_cluster = p.cluster;
 }
 
 // Tile 128 x cfg.bn: one instantiation per N step of 16.

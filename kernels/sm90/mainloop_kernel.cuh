@@ -26,8 +26,7 @@
 //     the fragments. Other N: masked half2/half stores from the fragments.
 //     The producer already streams the next unit's stages meanwhile;
 //   * optional split-K (splits > 1): reduce_split_k (schedule.cuh), the last split of a tile to
-//     arrive sums all partials in split order; or, where the tile's splits run as one cluster
-//     (p.cluster), reduce_split_k_cluster: every split sums its share and stores it.
+//     arrive sums all partials in split order.
 #pragma once
 
 #include <cuda.h>
@@ -54,7 +53,6 @@ struct Params {
   int group_m;     // tile-rows per scheduler band
   int units;       // L * tiles_m * tiles_n * splits
   int tma_store;   // 1: epilogue stages C through smem and writes it with TMA stores (N % 8 == 0)
-  int cluster;     // > 1: each tile's splits are one cluster of this many CTAs (split-K across a cluster)
 };
 
 template <int BM, int BN>
@@ -75,8 +73,7 @@ struct Tile {
   static_assert(BM == 128 || BM == 256, "tile rows: 128 or 256");
   static_assert(BN % 16 == 0 && BN >= 16 && BN <= 256, "tile columns: 16 to 256 in steps of 16");
   static_assert(kStages >= 3, "the ring needs at least 3 stages");
-  // + 16: split-K's flag (reduce_split_k, SmemFlag) and exchange barrier (reduce_split_k_cluster)
-  // after the mbarriers
+  // + 16: split-K's flag (reduce_split_k, SmemFlag) after the mbarriers
   static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + kEpiBytes + 2 * kStages * 8 + 16;
 };
 
@@ -109,7 +106,6 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t full = sE + S::kEpiBytes;        // ST mbarriers
   const uint32_t empty = full + ST * 8;           // ST mbarriers
   int* flag = reinterpret_cast<int*>(smem_raw + (empty + ST * 8 - raw));  // split-K's broadcast
-  const uint32_t xbar = empty + ST * 8 + 8;                               // split-K's exchange
 
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
@@ -117,11 +113,9 @@ __global__ void __launch_bounds__(384, 1)
       ptx::mbar_init(full + s * 8, 1);  // the producer's arrive.expect_tx
       ptx::mbar_init(empty + s * 8, 8); // lane 0 of each consumer warp
     }
-    if (p.cluster > 1) ptx::mbar_init(xbar, p.cluster);  // one arrive from each CTA of the cluster
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if (p.cluster > 1) ptx::cluster_sync();  // no CTA arrives on another's barrier before it exists
 
   if (wg == 0) {
     // ---------------- producer warpgroup ----------------
@@ -200,23 +194,6 @@ __global__ void __launch_bounds__(384, 1)
         const int tile = (w.batch * p.tiles_m + w.tm) * p.tiles_n + w.tn;
         float* ws_tile = p.ws + static_cast<size_t>(tile) * p.splits * (BM * BN);
         auto a = [&](int i) -> float& { return acc[i / S::kAcc][i % S::kAcc]; };
-        if (p.cluster > 1) {
-          // float4 idx of the partials = accumulators 4q..4q+3 (q = idx / 256: m64 block
-          // 4q / kAcc, 8-column chunk c) of consumer thread idx % 256: (row r0, cols 8c + 2*(lane%4)
-          // + {0,1}) and the same 8 rows below, as the fragment epilogue below stores them
-          // the exchange barrier's phase: this CTA's round of units
-          const uint32_t parity = uint32_t(u / int(gridDim.x)) & 1u;
-          reduce_split_k_cluster<S::kMT * S::kAcc>(a, ws_tile, w.split, p.splits, xbar, parity, ct,
-                                                   [&](int idx, float4 v) {
-            const int q = idx >> 8, t = idx & 255, tl = t & 31;
-            const int mt = (4 * q) / S::kAcc, c = ((4 * q) % S::kAcc) / 4;
-            const int r0 = m0 + (t >> 7) * (BM / 2) + mt * 64 + ((t >> 5) & 3) * 16 + (tl >> 2);
-            const int col = n0 + 8 * c + 2 * (tl & 3);
-            store2(p.C, p, w.batch, r0, col, v.x, v.y, vec_ok);
-            store2(p.C, p, w.batch, r0 + 8, col, v.z, v.w, vec_ok);
-          });
-          continue;
-        }
         if (!reduce_split_k<S::kMT * S::kAcc, false, SplitKBroadcast::SmemFlag>(
                 a, ws_tile, w.split, p.splits, p.counters + tile, flag, ct))
           continue;

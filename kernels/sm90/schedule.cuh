@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/sm90/config.hpp"
 #include "kernels/sm90/ptx.cuh"
 
 namespace nvfp4::sm90 {
@@ -127,59 +126,6 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
     }
   }
   return true;
-}
-
-// Split-K across a cluster, the other form of the protocol: the tile's `splits` splits run as one
-// cluster of as many CTAs (a cluster launch: co-scheduled by the hardware; split = the CTA's rank
-// in the cluster, config.hpp cluster_split_k_grid), and each split sums a share of the tile
-// instead of the last arriver summing all of it on one SM. Run by all kConsumerThreads consumer
-// threads of each split:
-//   1. store this thread's partial as reduce_split_k does;
-//   2. once every consumer thread's stores are fenced (named barrier 1), thread ct < splits
-//      arrives on the exchange barrier `xbar` (count: splits) of the cluster's CTA ct, and every
-//      thread waits for its own CTA's barrier to complete phase `parity`: every split's partial
-//      is then in memory. The barrier's next phase cannot complete before this CTA arrives for
-//      its next unit, so the caller flips `parity` once per unit;
-//   3. split s sums its share - the float4 indices [s*T/S, (s+1)*T/S) of the partial layout,
-//      T = R/4 * 256 - over all partials in split order 0..S-1 (each element the sum the last
-//      arriver makes: results bit-identical to reduce_split_k's) and hands each sum to
-//      store(idx, v); float4 idx = q * 256 + ct' holds accumulators 4q..4q+3 of consumer thread
-//      ct'. The caller stores them to C: with this form every split writes part of the tile.
-// Each split's SM reads one tile's worth of partials, where the last arriver read S tiles' worth
-// (docs/kernels.md, "Split-K across a cluster").
-template <int R, class Acc, class Store>
-__device__ __forceinline__ void reduce_split_k_cluster(Acc&& acc, float* tile_ws, int split, int splits,
-                                                       uint32_t xbar, uint32_t parity, int ct, Store&& store) {
-  static_assert(R % 4 == 0, "accumulators per thread: whole float4s");
-  constexpr int kQ = R / 4, kT = kQ * kConsumerThreads;
-  float4* mine = reinterpret_cast<float4*>(tile_ws) + static_cast<size_t>(split) * kT;
-#pragma unroll
-  for (int q = 0; q < kQ; ++q)
-    __stcg(mine + q * kConsumerThreads + ct,
-           make_float4(acc(4 * q), acc(4 * q + 1), acc(4 * q + 2), acc(4 * q + 3)));
-  __threadfence();
-  ptx::named_bar_sync(1, kConsumerThreads);
-  if (ct < splits) ptx::mbar_arrive_cluster(ptx::cluster_map(xbar, static_cast<uint32_t>(ct)));
-  ptx::mbar_wait_cluster(xbar, parity);
-  const float4* src = reinterpret_cast<const float4*>(tile_ws);
-  const int lo = split * kT / splits, hi = (split + 1) * kT / splits;
-#pragma unroll 2
-  for (int idx = lo + ct; idx < hi; idx += kConsumerThreads) {
-    float4 w[kClusterSplitMax];  // every split's value loaded before the first add: S loads in flight
-#pragma unroll
-    for (int s = 0; s < kClusterSplitMax; ++s)
-      if (s < splits) w[s] = __ldcg(src + static_cast<size_t>(s) * kT + idx);
-    float4 v = w[0];
-#pragma unroll
-    for (int s = 1; s < kClusterSplitMax; ++s)
-      if (s < splits) {
-        v.x += w[s].x;
-        v.y += w[s].y;
-        v.z += w[s].z;
-        v.w += w[s].w;
-      }
-    store(idx, v);
-  }
 }
 
 }  // namespace nvfp4::sm90

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -45,14 +44,6 @@ class RelaxedCaptureMode {
 DeviceState::DeviceState(int device) : device_(device) {
   const int sms = device >= 0 ? device_sm_count(device) : 0;
   if (sms > 0) sm_count_ = sms;
-  if (const char* v = std::getenv("NVFP4_SM90_SPLIT_K"); v != nullptr) {
-    const std::string form = v;
-    if (form == "last") split_k_cluster = false;
-    else if (form != "cluster")
-      throw usage_error(fmt::format("NVFP4_SM90_SPLIT_K is '{}': expected 'cluster' (split-K reduced across a "
-                                    "cluster where it applies, the default) or 'last' (the last arriver sums)",
-                                    form));
-  }
 }
 
 void DeviceState::ensure_smem_limit(const void* kernel, size_t bytes) {
@@ -61,28 +52,6 @@ void DeviceState::ensure_smem_limit(const void* kernel, size_t bytes) {
   NVFP4_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
   raised_.push_back(kernel);
-}
-
-int64_t DeviceState::cluster_ctas(const void* kernel, int threads, size_t smem, int size) {
-  const auto key = std::make_pair(kernel, size);
-  if (auto it = cluster_ctas_.find(key); it != cluster_ctas_.end()) return it->second;
-  const RelaxedCaptureMode relaxed;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(size), 1, 1);
-  cfg.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = static_cast<unsigned>(size);
-  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-    (void)cudaGetLastError();  // this size does not run here: the last-arriver form does
-    clusters = 0;
-  }
-  return cluster_ctas_[key] = int64_t(clusters) * size;
 }
 
 DeviceState& PerDevice::current() {

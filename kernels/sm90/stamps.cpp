@@ -32,7 +32,7 @@ StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int 
                                          L::words(ctas, units_per_cta), ctas, units_per_cta));
   StampSummary s;
   s.ctas = ctas;
-  std::vector<double> a_ready, cta_cycles, fill, loop_kb, reduce, reduce_last, reduce_cluster, epi;
+  std::vector<double> a_ready, cta_cycles, fill, loop_kb, reduce, reduce_last, epi;
   double loops = 0, fills = 0, busy = 0;
   uint64_t first_start = UINT64_MAX, last_start = 0, first_end = UINT64_MAX, last_end = 0;
   for (int c = 0; c < ctas; ++c) {
@@ -72,10 +72,8 @@ StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int 
       x.kb0 = static_cast<int>(w[L::kBlocks] & 0xffffffffu);
       x.kb1 = static_cast<int>(w[L::kBlocks] >> 32);
       x.split = static_cast<int>(w[L::kSplit] & 0xffffffffu);
-      x.splits = static_cast<int>((w[L::kSplit] >> 32) & 0x3fffffffu);
+      x.splits = static_cast<int>((w[L::kSplit] >> 32) & 0x7fffffffu);
       x.stored = (w[L::kSplit] >> 63) != 0;
-      x.cluster = ((w[L::kSplit] >> 62) & 1) != 0;
-      if (x.cluster && (!x.stored || x.splits < 2)) bad(c, u, "a cluster share that is not a stored split");
       if (x.kb1 <= x.kb0) bad(c, u, fmt::format("K blocks [{}, {})", x.kb0, x.kb1));
       if (x.splits < 1 || x.split >= x.splits) bad(c, u, fmt::format("split {} of {}", x.split, x.splits));
       const uint64_t t[5] = {w[L::kBeginClk], w[L::kFirstClk], w[L::kLoopClk], w[L::kReducedClk], w[L::kEndClk_]};
@@ -93,8 +91,8 @@ StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int 
       s.kblocks += nkb;
       fill.push_back(double(x.fill));
       loop_kb.push_back(double(x.loop) / nkb);
-      if (x.splits > 1) (x.cluster ? reduce_cluster : x.stored ? reduce_last : reduce).push_back(double(x.reduce));
-      if (x.stored && !x.cluster) epi.push_back(double(x.epilogue));
+      if (x.splits > 1) (x.stored ? reduce_last : reduce).push_back(double(x.reduce));
+      if (x.stored) epi.push_back(double(x.epilogue));
       loops += double(x.loop);
       fills += double(x.fill);
       cs.kblocks += nkb;
@@ -118,7 +116,6 @@ StampSummary summarize_stamps(const std::vector<uint64_t>& words, int ctas, int 
   s.loop_per_kblock = median(loop_kb);
   s.reduce = median(reduce);
   s.reduce_last = median(reduce_last);
-  s.reduce_cluster = median(reduce_cluster);
   s.epilogue = median(epi);
   s.loop_share = busy > 0 ? loops / busy : 0;
   s.fill_share = busy > 0 ? fills / busy : 0;
@@ -137,8 +134,8 @@ std::string format_stamps(const StampSummary& s, double sm_mhz) {
                      s.a_ready_cycles, us(s.a_ready_cycles), s.cta_cycles, us(s.cta_cycles));
   out += fmt::format(
       "per unit (median cycles): fill {:.0f}, K loop {:.0f} per K block, split-K hand-over {:.0f}, "
-      "last arriver's sum {:.0f}, across a cluster {:.0f}, epilogue {:.0f}\n",
-      s.fill, s.loop_per_kblock, s.reduce, s.reduce_last, s.reduce_cluster, s.epilogue);
+      "last arriver's sum {:.0f}, epilogue {:.0f}\n",
+      s.fill, s.loop_per_kblock, s.reduce, s.reduce_last, s.epilogue);
   out += fmt::format("share of the CTAs' cycles: K loops {:.1f} %, fills {:.1f} %, the rest {:.1f} %\n",
                      100 * s.loop_share, 100 * s.fill_share, 100 * (1 - s.loop_share - s.fill_share));
   // the latest tenth of CTAs to end against the rest: where the ends' spread comes from
@@ -173,7 +170,7 @@ std::string format_stamps(const StampSummary& s, double sm_mhz) {
       f.push_back(double(u->fill));
       l.push_back(double(u->loop) / nkb);
       if (u->splits > 1) r.push_back(double(u->reduce));
-      if (u->stored && !u->cluster) e.push_back(double(u->epilogue));
+      if (u->stored) e.push_back(double(u->epilogue));
     }
     out += fmt::format("| {} | {} | {:.0f} | {:.0f} | {} | {} |\n", nkb, v.size(), median(f), median(l),
                        r.empty() ? std::string("-") : fmt::format("{:.0f}", median(r)),

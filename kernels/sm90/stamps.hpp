@@ -28,13 +28,11 @@ struct StampLayout {
   // unit words
   static constexpr int kOrder = 0;       // the tile's order (schedule.cuh WorkUnit::order)
   static constexpr int kBlocks = 1;      // kb0 | kb1 << 32: the unit's K blocks [kb0, kb1)
-  static constexpr int kSplit = 2;       // split | splits << 32 | cluster << 62 | stored << 63 (this
-                                         // unit wrote C; cluster: its share, split-K across a cluster)
+  static constexpr int kSplit = 2;       // split | splits << 32 | stored << 63 (this unit wrote C)
   static constexpr int kBeginClk = 3;    // the unit's start (consumers)
   static constexpr int kFirstClk = 4;    // its first K block decoded (its first B stage arrived)
   static constexpr int kLoopClk = 5;     // its last wgmma retired
-  static constexpr int kReducedClk = 6;  // split-K done (= kLoopClk at one split; across a cluster
-                                         // its share of C stored too)
+  static constexpr int kReducedClk = 6;  // split-K done (= kLoopClk at one split)
   static constexpr int kEndClk_ = 7;     // its epilogue's stores issued (or the split handed over)
 
   // Where CTA `cta`'s header starts (unit < 0), or its unit `unit`'s record; the kernel
@@ -50,7 +48,6 @@ struct StampLayout {
 struct UnitStamps {
   int cta = 0, sm = 0, order = 0, kb0 = 0, kb1 = 0, split = 0, splits = 1;
   bool stored = false;
-  bool cluster = false;  // split-K across a cluster: every split stored its share in `reduce`
   int64_t begin = 0;                                // cycles since the CTA's start
   int64_t fill = 0, loop = 0, reduce = 0, epilogue = 0;  // the unit's four parts
 };
@@ -75,7 +72,6 @@ struct StampSummary {
   double a_ready_cycles = 0, cta_cycles = 0;
   // cycles, medians over recorded units
   double fill = 0, loop_per_kblock = 0, reduce = 0, reduce_last = 0, epilogue = 0;
-  double reduce_cluster = 0;  // split-K across a cluster: hand-over, the share's sum and its stores
   // share of the CTAs' cycles (start to end) inside units' K loops, and in fills
   double loop_share = 0, fill_share = 0;
 };

@@ -394,10 +394,7 @@ TEST(Sm90Gemm, FusedStampsCoverTheSchedule) {
     Shape s;
     sm90::Config c;
   };
-  // split 12 (the last arriver sums), split 4 (across a cluster: every split stores its share),
-  // stream-K at two CTAs per SM, split 1
   const Case cases[] = {{{520, 136, 768, 2}, fused(128, 12)},
-                        {{520, 136, 768, 2}, fused(128, 4)},
                         {{16, 36864, 1024, 1}, two_per_sm(stream_k(16, 2 * sm_count()))},
                         {{100, 136, 1536, 1}, fused(64, 1)}};
   uint64_t seed = 2600;
@@ -431,18 +428,15 @@ TEST(Sm90Gemm, FusedStampsCoverTheSchedule) {
     if (c.fused.workers == 0) EXPECT_EQ(sum.units, int64_t(w.tiles) * c.fused.split);
     std::vector<std::vector<int>> covered(size_t(w.tiles), std::vector<int>(size_t(nk), 0));
     std::vector<int> stored(size_t(w.tiles), 0);
-    const bool cluster = dev.last_split_k_cluster > 1;  // each split stores its share of its tile
-    EXPECT_EQ(cluster, c.fused.workers == 0 && c.fused.split == 4) << dev.last_split_k_cluster;
     for (const sm90::UnitStamps& u : sum.unit) {
       ASSERT_GE(u.order, 0);
       ASSERT_LT(u.order, w.tiles);
       ASSERT_LE(u.kb1, nk);
       for (int kb = u.kb0; kb < u.kb1; ++kb) ++covered[size_t(u.order)][size_t(kb)];
       stored[size_t(u.order)] += u.stored ? 1 : 0;
-      EXPECT_EQ(u.cluster, cluster);
     }
     for (int tile = 0; tile < w.tiles; ++tile) {
-      EXPECT_EQ(stored[size_t(tile)], cluster ? c.fused.split : 1) << "tile " << tile;
+      EXPECT_EQ(stored[size_t(tile)], 1) << "tile " << tile;
       for (int kb = 0; kb < nk; ++kb) ASSERT_EQ(covered[size_t(tile)][size_t(kb)], 1) << "tile " << tile << " K block " << kb;
     }
     EXPECT_EQ(sum.kblocks, int64_t(w.tiles) * nk);
@@ -803,63 +797,6 @@ TEST(Sm90Gemm, SplitKRepeatsBitForBit) {
     }
   }
   EXPECT_EQ(total_bad, 0);
-}
-
-// Split-K across a cluster (schedule.cuh reduce_split_k_cluster: each split sums its share) and
-// the last arriver's form sum the same partials in the same order, so their outputs are the same
-// bits: splits 2 to 8 (dividing the shares evenly or not) on both paths, every fused M tile,
-// ragged M and N, L > 1, N % 8 != 0 (masked stores), several units per CTA; each verified against
-// the exact reference, each form checked to have run as asked - the cluster form wherever the
-// kernel has it (not at M tile 256 or two CTAs per SM, nor above 8 splits), the last arriver's
-// where the DeviceState says so.
-TEST(Sm90Gemm, SplitKClusterMatchesLastArriver) {
-  NVFP4_REQUIRE_SM90();
-  struct Case {
-    Shape s;
-    sm90::Config c;
-    bool cluster;  // the cluster form runs when asked: an H200 holds 132 CTAs in clusters of 2, 117 of 3,
-                   // 120 of 4 and of 8, 110 of 5, 102 of 6, 105 of 7 (bench/sm90_splitk_bench)
-  };
-  const Case cases[] = {{{520, 136, 768, 2}, fused(128, 2), true},   {{520, 136, 768, 2}, fused(128, 3), true},
-                        {{512, 512, 7168, 1}, fused(128, 8), false},  {{128, 4096, 7168, 1}, fused(128, 4), false},
-                        {{128, 1536, 7168, 1}, fused(64, 5), false},  {{100, 1001, 1792, 1}, fused(64, 7), false},
-                        {{40, 3000, 2048, 2}, fused(32, 6), false},   {{16, 576, 7168, 1}, fused(16, 8), true},
-                        {{20, 4100, 2048, 3}, fused(16, 2), true},   {{128, 7168, 2048, 1}, fused(128, 2), true},
-                        {{512, 1536, 7168, 1}, fused(256, 5), false}, {{16, 8192, 8192, 1}, two_per_sm(fused(16, 4)), false},
-                        {{16, 576, 7168, 1}, fused(16, 16), false},
-                        {{1024, 576, 7168, 1}, two_phase(128, 144, 4), false}, {{1000, 1000, 2048, 2}, two_phase(128, 128, 4), false},
-                        {{700, 1000, 4096, 1}, two_phase(256, 128, 3), true}, {{300, 1001, 1024, 1}, two_phase(128, 80, 8), true},
-                        {{1024, 1536, 7168, 1}, two_phase(128, 96, 2), true}};
-  int device = 0;
-  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
-  uint64_t seed = 2700;
-  for (const Case& t0 : cases) {
-    const sm90::Config c = sm90::normalize(t0.s, t0.c);
-    SCOPED_TRACE(label(t0.s, Dist::GpuMode, seed + 1) + " " + sm90::describe(c));
-    ASSERT_TRUE(runs_at(t0.s, c));
-    ASSERT_EQ(c.split(), t0.c.split());
-    Stream stream;
-    DeviceTensors dt;
-    dt.allocate(t0.s);
-    generate_device(Problem{t0.s, Dist::GpuMode, ++seed}, dt, stream.get());
-    DeviceBuffer ws(sm90::workspace_bytes(t0.s, c));
-    const size_t n = size_t(t0.s.l * t0.s.m * t0.s.n);
-    std::vector<uint16_t> out[2] = {std::vector<uint16_t>(n), std::vector<uint16_t>(n)};
-    for (const bool form : {true, false}) {
-      sm90::DeviceState dev(device);
-      dev.split_k_cluster = form;
-      poison_device(dt.c.get<uint16_t>(), int64_t(n), stream.get());
-      sm90::launch(t0.s, dt.view(), c, ws.get(), stream.get(), dev);
-      stream.sync();
-      EXPECT_EQ(dev.last_split_k_cluster, form && t0.cluster ? c.split() : 0) << (form ? "asked for the cluster form" : "asked for the last arriver");
-      const Check r = compare_with_exact(t0.s, dt, seed, 3000);
-      EXPECT_EQ(r.bad, 0) << (form ? "cluster" : "last arriver") << ": " << r.bad << "/" << r.checked << " bad, first " << r.first;
-      NVFP4_CUDA_CHECK(cudaMemcpy(out[form ? 0 : 1].data(), dt.c.get(), n * 2, cudaMemcpyDeviceToHost));
-    }
-    size_t differ = 0;
-    for (size_t i = 0; i < n; ++i) differ += out[0][i] != out[1][i];
-    EXPECT_EQ(differ, 0u) << "elements that differ between the two forms";
-  }
 }
 
 // Configurations set by name, as --kernel-config sets them: every configuration the registered

@@ -20,7 +20,6 @@ struct Unit {
   int order, kb0, kb1, split, splits;
   bool stored;
   uint64_t fill, loop, reduce, epilogue;
-  bool cluster = false;  // split-K across a cluster: every split stores its share
 };
 
 // One CTA per entry of `ctas`; its units back to back from clock 1000, 10 cycles apart.
@@ -40,8 +39,7 @@ std::vector<uint64_t> write(const std::vector<std::vector<Unit>>& ctas, int room
         uint64_t* r = w.data() + L::at(int(c), u, room);
         r[L::kOrder] = uint64_t(x.order);
         r[L::kBlocks] = uint64_t(x.kb0) | (uint64_t(x.kb1) << 32);
-        r[L::kSplit] = uint64_t(x.split) | (uint64_t(x.splits) << 32) | (uint64_t(x.cluster) << 62) |
-                       (uint64_t(x.stored) << 63);
+        r[L::kSplit] = uint64_t(x.split) | (uint64_t(x.splits) << 32) | (uint64_t(x.stored) << 63);
         r[L::kBeginClk] = t;
         r[L::kFirstClk] = t += x.fill;
         r[L::kLoopClk] = t += x.loop;
@@ -87,28 +85,6 @@ TEST(Sm90Stamps, PartsAndMediansOfEachUnit) {
   EXPECT_NE(text.find("2 CTAs, 3 units (3 recorded), 16 K blocks"), std::string::npos) << text;
   EXPECT_NE(text.find("| 4 | 2 | 300 | 1000 | 525 | 220 |"), std::string::npos) << text;
   EXPECT_NE(text.find("| 8 | 1 | 300 | 1000 | - | 200 |"), std::string::npos) << text;
-}
-
-TEST(Sm90Stamps, ClusterSharesAreTheirOwnPart) {
-  // A tile split 2 ways across a cluster (both splits store their share of C inside the
-  // reduction), beside a tile split 2 ways the last-arriver way.
-  const std::vector<std::vector<Unit>> ctas = {
-      {{0, 0, 4, 0, 2, true, 300, 4000, 700, 0, true}},
-      {{0, 4, 8, 1, 2, true, 300, 4000, 900, 0, true}},
-      {{1, 0, 4, 0, 2, false, 300, 4000, 150, 0}},
-      {{1, 4, 8, 1, 2, true, 300, 4000, 2000, 220}}};
-  const StampSummary s = summarize_stamps(write(ctas, 2), 4, 2);
-  ASSERT_EQ(s.unit.size(), 4u);
-  EXPECT_TRUE(s.unit[0].cluster);
-  EXPECT_TRUE(s.unit[1].stored);
-  EXPECT_FALSE(s.unit[3].cluster);
-  EXPECT_DOUBLE_EQ(s.reduce_cluster, 800);  // 700, 900: hand-over, share and its stores
-  EXPECT_DOUBLE_EQ(s.reduce, 150);
-  EXPECT_DOUBLE_EQ(s.reduce_last, 2000);
-  EXPECT_DOUBLE_EQ(s.epilogue, 220);        // the cluster shares have no epilogue of their own
-  EXPECT_NE(format_stamps(s, 2000).find("last arriver's sum 2000, across a cluster 800, epilogue 220"),
-            std::string::npos)
-      << format_stamps(s, 2000);
 }
 
 TEST(Sm90Stamps, UnitsPastTheRoomAreCountedNotRead) {
@@ -166,9 +142,6 @@ TEST(Sm90Stamps, RecordsNoKernelWritesAreRefused) {
   w = write(one, 4);
   w[L::kHeader + L::kSplit] = uint64_t(2) | (uint64_t(2) << 32);  // split 2 of 2
   refused(w, "CTA 0 unit 0: split 2 of 2");
-  w = write(one, 4);
-  w[L::kHeader + L::kSplit] = (uint64_t(1) << 32) | (uint64_t(3) << 62);  // a cluster share of split 1 of 1
-  refused(w, "CTA 0 unit 0: a cluster share that is not a stored split");
   w = write(one, 4);
   w[L::kEndClk] = w[L::kEntryClk] - 1;
   refused(w, "CTA 0: ends before it starts");
