@@ -426,7 +426,7 @@ step_ab() {
   mkdir -p "$AB"
   local other=${AB_TREE:-} cases=${AB_CASES:-} rounds=${AB_ROUNDS:-2} envs=()
   # AB_OTHER_ENV="VAR=VALUE ...": the other side is this tree's own binary run with that
-  # environment (e.g. NVFP4_SM90_SPLIT_K=last, docs/kernels.md), no second build
+  # environment (a diagnostic or scratch switch the code reads), no second build
   [[ -n ${AB_OTHER_ENV:-} ]] && { read -ra envs <<<"$AB_OTHER_ENV"; other=.; }
   [[ -d $other && -f $cases ]] || { echo "ab: AB_TREE=DIR (a source tree) or AB_OTHER_ENV, and AB_CASES=FILE, are needed"; return 1; }
   if [[ ${#envs[@]} -eq 0 && ! -x $other/build-sm90/nvfp4bench ]]; then
