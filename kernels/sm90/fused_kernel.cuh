@@ -208,7 +208,8 @@ __global__ void __launch_bounds__(kThreads, OCC)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  // The entry stamp comes before the barrier, so the A producer's stamp after it is never
+  // earlier (a CTA that starts after the prepass is done sees A at once).
   if (threadIdx.x == 128 && p.stamps != nullptr) {
     uint32_t sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
@@ -216,6 +217,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
     stamp(p, -1, StampLayout::kEntryClk, clock64());
     stamp(p, -1, StampLayout::kSm, sm);
   }
+  __syncthreads();
 
   if (wg == 0) {
     // ---------------- producer warps ----------------
