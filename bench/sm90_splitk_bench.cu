@@ -6,7 +6,11 @@
 //   none     no reduction: every CTA stores its own accumulators (the output volume of S = 1)
 //   last     schedule.cuh's reduce_split_k as the kernels ran it: every split stores its
 //            partial, one atomic counts the arrivals, the last arriver reads all S partials in
-//            split order on its own SM and stores the tile
+//            split order on its own SM and stores the tile (fences: SplitKFence::EachSc)
+//   last-acqrel   the same with fence.acq_rel.gpu per thread (SplitKFence::EachAcqRel)
+//   last-one      the same with no per-thread fence: thread 0's atom.acq_rel.gpu after the
+//                 barrier (SplitKFence::OneAtomic)
+//   last-one-own  last-one, the last arriver keeping its own partial in registers (no re-read)
 //   spin     every split stores its partial, counts its arrival and spins until all S have
 //            (needs every CTA resident at once), then sums 1/S of the tile from all S partials,
 //            in split order, and stores that slice
@@ -35,8 +39,9 @@ namespace nvfp4::sm90::splitkbench {
 
 constexpr int kCtas = 128;
 constexpr int kSmem = 160 * 1024;  // one CTA per SM, room for a 128 KB partial
-enum Proto { kNone, kLast, kSpin, kCluster, kDsmem, kProtos };
-const char* const kNames[kProtos] = {"none", "last", "spin", "cluster", "dsmem"};
+enum Proto { kNone, kLast, kLastAcqRel, kLastOne, kLastOneOwn, kSpin, kCluster, kDsmem, kProtos };
+const char* const kNames[kProtos] = {"none", "last", "last-acqrel", "last-one", "last-one-own", "spin", "cluster", "dsmem"};
+constexpr bool is_last(int p) { return p == kLast || p == kLastAcqRel || p == kLastOne || p == kLastOneOwn; }
 
 __host__ __device__ inline float value(int cta, int i, int ct) {
   uint32_t h = uint32_t(cta) * 0x9E3779B1u ^ uint32_t(i) * 0x85EBCA77u ^ uint32_t(ct) * 0xC2B2AE3Du;
@@ -119,9 +124,12 @@ __global__ void __launch_bounds__(256, 1) bench_kernel(float* ws, int* counters,
 #pragma unroll
     for (int q = 0; q < kQ; ++q)
       __stcg(mine + q * 256 + ct, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
-  } else if constexpr (P == kLast) {
+  } else if constexpr (is_last(P)) {
     auto a = [&](int i) -> float& { return acc[i]; };
-    if (reduce_split_k<R, false, SplitKBroadcast::BarrierOr>(a, tws, rank, S, counters + tile, nullptr, ct)) {
+    constexpr SplitKFence kF = P == kLast ? SplitKFence::EachSc
+                               : P == kLastAcqRel ? SplitKFence::EachAcqRel : SplitKFence::OneAtomic;
+    if (reduce_split_k<R, false, SplitKBroadcast::BarrierOr, kF, P != kLastOneOwn>(a, tws, rank, S, counters + tile,
+                                                                                    nullptr, ct)) {
 #pragma unroll
       for (int q = 0; q < kQ; ++q)
         __stcg(o + q * 256 + ct, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
@@ -235,7 +243,7 @@ bool run(const Buffers& b, int S, int launches, double& us, long long& med, long
     CHECK(cudaMemcpy(cyc.data(), b.cyc, cyc.size() * sizeof(long long), cudaMemcpyDeviceToHost));
     if (it < 3) continue;
     times.push_back(t * 1000.0f);
-    if (P == kLast) {  // the protocol's span is the last arriver's: the largest of each tile
+    if (is_last(P)) {  // the protocol's span is the last arriver's: the largest of each tile
       for (int t0 = 0; t0 < kCtas; t0 += S) cycs.push_back(*std::max_element(cyc.begin() + t0, cyc.begin() + t0 + S));
     } else {
       cycs.insert(cycs.end(), cyc.begin(), cyc.end());
@@ -280,6 +288,12 @@ bool row(const Buffers& b, int launches) {
     long long m, x;
     ok &= run<R, kLast>(b, S, launches, us, m, x);
     std::printf(" | last %6.2f us %6lld/%6lld", us, m, x);
+    ok &= run<R, kLastAcqRel>(b, S, launches, us, m, x);
+    std::printf(" | last-acqrel %6.2f us %6lld/%6lld", us, m, x);
+    ok &= run<R, kLastOne>(b, S, launches, us, m, x);
+    std::printf(" | last-one %6.2f us %6lld/%6lld", us, m, x);
+    ok &= run<R, kLastOneOwn>(b, S, launches, us, m, x);
+    std::printf(" | last-one-own %6.2f us %6lld/%6lld", us, m, x);
     ok &= run<R, kSpin>(b, S, launches, us, m, x);
     std::printf(" | spin %6.2f us %6lld/%6lld", us, m, x);
     ok &= run<R, kCluster>(b, S, launches, us, m, x);

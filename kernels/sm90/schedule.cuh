@@ -67,17 +67,31 @@ __device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, i
 //     (1024x1536x7168: 56.3 us against 49.8).
 enum class SplitKBroadcast { BarrierOr, SmemFlag };
 
+// How a split's partial is published to the last arriver and acquired by it (steps 1-3 below):
+//   EachSc:     every thread __threadfence()s (fence.sc.gpu) after its stores, and again before
+//               its reads once it knows it is in the last arriver;
+//   EachAcqRel: the same with fence.acq_rel.gpu;
+//   OneAtomic:  no per-thread fence: the consumer barrier orders every thread's stores before
+//               thread 0's atom.acq_rel.gpu (release is cumulative), whose acquire the barrier
+//               hands on to the readers - the arrive/wait pattern of CUTLASS's GenericBarrier.
+enum class SplitKFence { EachSc, EachAcqRel, OneAtomic };
+constexpr SplitKFence kSplitKFence = SplitKFence::OneAtomic;  // the kernels' form
+
 // Split-K, "the last arriver sums in split order", run by all kConsumerThreads consumer threads
 // (ct = 0..255; named barrier 1) of the CTA that computed split `split` of a tile:
 //   1. store this thread's R FP32 accumulators (acc(i), i < R) as the split's partial in
 //      tile_ws (float4 q of thread ct at q * 256 + ct: coalesced);
 //   2. one thread counts the arrival on the tile's counter; the last of `splits` resets it to 0
 //      (clean for the next call) and tells the others (kHow; flag: SmemFlag's int, else unused);
-//   3. the last arriver sets acc to the sum of all partials, its own re-read, in split order
-//      0..S-1: the result does not depend on the order the splits arrived in.
+//   3. the last arriver sets acc to the sum of all partials in split order 0..S-1, so the result
+//      does not depend on the order the splits arrived in. kReread: its own partial is re-read
+//      from tile_ws; otherwise it stays in acc and the splits before it are summed in a second
+//      set of registers (chunks of at most 64 floats), then added to it: the same additions in
+//      the same order (a + b == b + a exactly), so the same bits.
 // Returns true where acc now holds the tile's sum (store it), false elsewhere. kAfterGridWait:
 // wait for the preceding grid (PDL) before touching the counter, which that grid zeroes.
-template <int R, bool kAfterGridWait, SplitKBroadcast kHow, class Acc>
+template <int R, bool kAfterGridWait, SplitKBroadcast kHow, SplitKFence kFence = kSplitKFence,
+          bool kReread = true, class Acc>
 __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int split, int splits,
                                                int* counter, int* flag, int ct) {
   static_assert(R % 4 == 0, "accumulators per thread: whole float4s");
@@ -87,12 +101,18 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
   for (int q = 0; q < kQ; ++q)
     __stcg(mine + q * kConsumerThreads + ct,
            make_float4(acc(4 * q), acc(4 * q + 1), acc(4 * q + 2), acc(4 * q + 3)));
-  __threadfence();
+  if constexpr (kFence == SplitKFence::EachSc) __threadfence();
+  if constexpr (kFence == SplitKFence::EachAcqRel) asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
   ptx::named_bar_sync(1, kConsumerThreads);
   bool last = false;
   if (ct == 0) {
     if constexpr (kAfterGridWait) asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    last = atomicAdd(counter, 1) == splits - 1;
+    int old;
+    if constexpr (kFence == SplitKFence::OneAtomic)
+      asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
+    else
+      old = atomicAdd(counter, 1);
+    last = old == splits - 1;
     if (last) *counter = 0;
     if constexpr (kHow == SplitKBroadcast::SmemFlag) *flag = last;
   }
@@ -104,25 +124,71 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
   } else {
     if (!ptx::named_bar_or(1, kConsumerThreads, last)) return false;
   }
-  __threadfence();
+  if constexpr (kFence == SplitKFence::EachSc) __threadfence();
+  if constexpr (kFence == SplitKFence::EachAcqRel) asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
   const float4* src = reinterpret_cast<const float4*>(tile_ws) + ct;
-#pragma unroll
-  for (int q = 0; q < kQ; ++q) {
-    const float4 v = __ldcg(src + q * kConsumerThreads);
-    acc(4 * q) = v.x;
-    acc(4 * q + 1) = v.y;
-    acc(4 * q + 2) = v.z;
-    acc(4 * q + 3) = v.w;
-  }
-  for (int s = 1; s < splits; ++s) {
-    const float4* srcs = src + static_cast<size_t>(s) * (kConsumerThreads * R / 4);
+  constexpr size_t kSplitQ = kConsumerThreads * R / 4;  // float4s per partial
+  if constexpr (kReread) {
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
-      const float4 v = __ldcg(srcs + q * kConsumerThreads);
-      acc(4 * q) += v.x;
-      acc(4 * q + 1) += v.y;
-      acc(4 * q + 2) += v.z;
-      acc(4 * q + 3) += v.w;
+      const float4 v = __ldcg(src + q * kConsumerThreads);
+      acc(4 * q) = v.x;
+      acc(4 * q + 1) = v.y;
+      acc(4 * q + 2) = v.z;
+      acc(4 * q + 3) = v.w;
+    }
+    for (int s = 1; s < splits; ++s) {
+      const float4* srcs = src + static_cast<size_t>(s) * kSplitQ;
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const float4 v = __ldcg(srcs + q * kConsumerThreads);
+        acc(4 * q) += v.x;
+        acc(4 * q + 1) += v.y;
+        acc(4 * q + 2) += v.z;
+        acc(4 * q + 3) += v.w;
+      }
+    }
+  } else {
+    // splits before this one: their running sum t, chunk by chunk, then t + own
+    if (split > 0) {
+      constexpr int kC = kQ > 16 ? 16 : kQ;  // float4s per chunk
+      static_assert(kQ % kC == 0, "whole chunks");
+#pragma unroll
+      for (int c0 = 0; c0 < kQ; c0 += kC) {
+        float4 t[kC];
+#pragma unroll
+        for (int q = 0; q < kC; ++q) t[q] = __ldcg(src + (c0 + q) * kConsumerThreads);
+        for (int s = 1; s < split; ++s) {
+          const float4* srcs = src + static_cast<size_t>(s) * kSplitQ;
+#pragma unroll
+          for (int q = 0; q < kC; ++q) {
+            const float4 v = __ldcg(srcs + (c0 + q) * kConsumerThreads);
+            t[q].x += v.x;
+            t[q].y += v.y;
+            t[q].z += v.z;
+            t[q].w += v.w;
+          }
+        }
+#pragma unroll
+        for (int q = 0; q < kC; ++q) {
+          const int i = 4 * (c0 + q);
+          acc(i) = t[q].x + acc(i);
+          acc(i + 1) = t[q].y + acc(i + 1);
+          acc(i + 2) = t[q].z + acc(i + 2);
+          acc(i + 3) = t[q].w + acc(i + 3);
+        }
+      }
+    }
+    for (int s = split + 1; s < splits; ++s) {
+      const float4* srcs = src + static_cast<size_t>(s) * kSplitQ;
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const float4 v = __ldcg(srcs + q * kConsumerThreads);
+        acc(4 * q) += v.x;
+        acc(4 * q + 1) += v.y;
+        acc(4 * q + 2) += v.z;
+        acc(4 * q + 3) += v.w;
+      }
     }
   }
   return true;
