@@ -10,6 +10,7 @@
 
 #include "kernels/sm90/fused_kernel.cuh"
 #include "kernels/sm90/launch.hpp"
+#include "kernels/sm90/prepass.cuh"
 #include "src/core/error.hpp"
 #include "src/device/cuda_check.hpp"
 #include "src/device/tensor_map.hpp"
@@ -37,64 +38,11 @@ CUtensorMap b_rows_map(const void* base, const Shape& s, int64_t row_bytes, uint
   return encode_tensor_map(t, base, what);
 }
 
-// The A prepass: A decoded once to fp16 in 128-row tiles per 64-wide K block, 128-byte swizzled
-// as the SW128 descriptor wants them ([L][tiles128][nk][128 rows][128 B]), rows past M zero; it
-// also zeroes the split-K tile counters and triggers the main kernel (PDL) at its start.
-struct PrepassParams {
-  const uint8_t* a;
-  const uint8_t* sfa;  // linear [L, M, K/16]
-  uint8_t* a16;
-  int64_t m, k, l;
-  int nk;
-  int tiles128;
-  int* counters;       // may be null
-  int ncounters;
-};
-
-// One block per (batch, 128-row tile, K granule): each thread decodes its row into shared memory
-// (swizzled as the main kernel wants it), then the block writes the 16 KB tile coalesced.
-__global__ void __launch_bounds__(128) decode_a_kernel(const PrepassParams p) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-  if (p.counters != nullptr)  // split-K tile counters start at zero every call
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.ncounters;
-         i += int64_t(gridDim.x) * blockDim.x)
-      p.counters[i] = 0;
-  __shared__ uint4 tile[kFusedATile / 16];
-  const int64_t blk = blockIdx.x;
-  const int64_t g = blk % p.nk, rest = blk / p.nk;
-  const int64_t tm = rest % p.tiles128, batch = rest / p.tiles128;
-  const int r = threadIdx.x;
-  const int64_t row = tm * 128 + r;
-  const int sw = r & 7;
-  if (row < p.m) {
-    const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
-    const uint8_t* src = p.a + (batch * p.m + row) * kbytes + g * 32;
-    const uint8_t* ssrc = p.sfa + (batch * p.m + row) * kblocks + g * 4;
-    const uint4 lo = __ldg(reinterpret_cast<const uint4*>(src));
-    const uint4 hi = __ldg(reinterpret_cast<const uint4*>(src + 16));
-    const uint32_t sc = __ldg(reinterpret_cast<const uint32_t*>(ssrc));
-    decode_row(lo, hi, sc, [&](int q, uint4 v) { tile[r * 8 + (q ^ sw)] = v; });
-  } else {
-#pragma unroll
-    for (int q = 0; q < 8; ++q) tile[r * 8 + q] = make_uint4(0, 0, 0, 0);  // rows past M
-  }
-  __syncthreads();
-  uint4* dst = reinterpret_cast<uint4*>(p.a16 + blk * int64_t(kFusedATile));
-#pragma unroll
-  for (int j = 0; j < 8; ++j) dst[r + 128 * j] = tile[r + 128 * j];
-  // The main kernel reads these tiles with bulk copies (the async proxy) after
-  // griddepcontrol.wait. The PTX ISA asks for a proxy fence between generic writes and
-  // async-proxy reads of the same memory and does not say that the grid dependency is one.
-  asm volatile("fence.proxy.async.global;\n" ::: "memory");
-#else
-  (void)p;
-#endif
-}
-
 void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
-  const int64_t blocks = p.l * int64_t(p.tiles128) * p.nk;  // tile order = a16 layout order
-  decode_a_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(p);
+  constexpr int kKb = kPrepassKb;
+  constexpr size_t kSmem = size_t(kKb) * kFusedATile;
+  static_assert(kSmem <= 48 * 1024, "the prepass's tiles fit the default shared memory");
+  decode_a_kernel<kKb, kPrepassStore><<<static_cast<unsigned>(prepass_blocks<kKb>(p)), 128, kSmem, stream>>>(p);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 

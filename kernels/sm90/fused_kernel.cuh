@@ -4,7 +4,7 @@
 //
 // C^T = B A^T: the wgmma "A" operand (64 rows x k16, RS form: registers) is a 64-row slice of B,
 // the wgmma "B" operand (N = MT, the M tile) is A, decoded once per problem to fp16 by the
-// prepass (decode_a_kernel in fused.cu, decode_frag's K order: its 128-row tiles are
+// prepass (decode_a_kernel in prepass.cuh, decode_frag's K order: its 128-row tiles are
 // 128-byte swizzled, as the SW128 descriptor wants them).
 //
 // CTA: 384 threads = 3 warpgroups, one CTA per SM (or two at M tile 16: Cfg's OCC), persistent over work units (batch, M tile,

@@ -1,0 +1,161 @@
+// The fused path's A prepass alone (kernels/sm90/prepass.cuh; docs/kernels.md, the history's
+// "A prepass forms" row): the shipped form beside variants, on A operands of the shapes where the
+// prepass is a large share of the call (512x512x7168: 6.5-6.9 us of 25.4 by ncu, more than the
+// peer's dequantization of the same A):
+//   1/plain      the shipped form: one K block per block, every thread stores, global proxy fence
+//   1/nofence    the same without fence.proxy.async.global (prices the fence; not correct)
+//   1/bulk       one cp.async.bulk store of the block's tile by one thread, no global fence
+//   2/..., 4/... two or four K blocks per block (more loads in flight per thread, fewer blocks)
+// and the peer's dequantization kernel (src/problem/dequant: row-major fp16, no swizzle) on the
+// same A. Each run: L2 flushed (a 256 MB memset), then one launch between two events; the median
+// of the runs. Every variant's output is compared byte for byte with 1/plain's, written over a
+// poisoned buffer.
+// Usage: build-sm90/sm90_prepass_bench [runs, default 30]   (sm_90a; NVFP4_BUILD_BENCH=ON)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/sm90/prepass.cuh"
+#include "src/problem/dequant.hpp"
+
+namespace nvfp4::sm90::prepassbench {
+
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e_ = (x);                                                                    \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(3);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+struct Setup {
+  PrepassParams p{};
+  size_t out_bytes = 0;
+  uint16_t* f16 = nullptr;  // the peer's row-major output
+  void* flush = nullptr;
+  size_t flush_bytes = size_t(256) << 20;
+};
+
+template <class Launch>
+float time_one(const Setup& s, Launch&& launch) {
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  CHECK(cudaMemsetAsync(s.flush, int(s.out_bytes & 0xFF), s.flush_bytes));
+  CHECK(cudaEventRecord(e0));
+  launch();
+  CHECK(cudaGetLastError());
+  CHECK(cudaEventRecord(e1));
+  CHECK(cudaEventSynchronize(e1));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  return ms * 1000.0f;
+}
+
+template <class Launch>
+float median_us(const Setup& s, int runs, Launch&& launch) {
+  std::vector<float> t;
+  for (int i = 0; i < runs + 2; ++i) {
+    const float us = time_one(s, launch);
+    if (i >= 2) t.push_back(us);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <int kKb, PrepassStore kStore>
+bool variant(const Setup& s, int runs, const std::vector<uint8_t>& want, const char* name) {
+  auto k = decode_a_kernel<kKb, kStore>;
+  const size_t smem = size_t(kKb) * kFusedATile;
+  CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  const unsigned blocks = static_cast<unsigned>(prepass_blocks<kKb>(s.p));
+  const auto launch = [&] { k<<<blocks, 128, smem>>>(s.p); };
+  CHECK(cudaMemset(s.p.a16, 0xFF, s.out_bytes));  // poisoned
+  launch();
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  std::vector<uint8_t> got(s.out_bytes);
+  CHECK(cudaMemcpy(got.data(), s.p.a16, s.out_bytes, cudaMemcpyDeviceToHost));
+  const bool same = want.empty() || std::memcmp(got.data(), want.data(), s.out_bytes) == 0;
+  const float us = median_us(s, runs, launch);
+  std::printf(" | %s %6.2f us (%u blocks)%s", name, us, blocks, same ? "" : " MISMATCH");
+  return same;
+}
+
+bool shape(int64_t m, int64_t k, int runs, uint64_t seed) {
+  Setup s;
+  const int64_t nk = k / 64, tiles128 = (m + 127) / 128;
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> a(size_t(m * k / 2)), sf(size_t(m * k / 16));
+  for (auto& b : a) b = static_cast<uint8_t>(rng());
+  for (auto& b : sf) b = static_cast<uint8_t>(0x28 + rng() % 0x28);  // E4M3 2^-6 .. 2^3: finite fp16 products
+  uint8_t *da, *dsf, *d16;
+  CHECK(cudaMalloc(&da, a.size()));
+  CHECK(cudaMalloc(&dsf, sf.size()));
+  s.out_bytes = size_t(tiles128 * nk) * kFusedATile;
+  CHECK(cudaMalloc(&d16, s.out_bytes));
+  CHECK(cudaMalloc(&s.f16, size_t(m * k) * 2));
+  CHECK(cudaMalloc(&s.flush, s.flush_bytes));
+  CHECK(cudaMemcpy(da, a.data(), a.size(), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(dsf, sf.data(), sf.size(), cudaMemcpyHostToDevice));
+  s.p.a = da;
+  s.p.sfa = dsf;
+  s.p.a16 = d16;
+  s.p.m = m;
+  s.p.k = k;
+  s.p.l = 1;
+  s.p.nk = static_cast<int>(nk);
+  s.p.tiles128 = static_cast<int>(tiles128);
+  s.p.counters = nullptr;
+  s.p.ncounters = 0;
+  std::printf("A %5lldx%-5lld (%6.2f MB fp16 written)", static_cast<long long>(m), static_cast<long long>(k),
+              s.out_bytes / 1e6);
+  bool ok = true;
+  std::vector<uint8_t> want;
+  ok &= variant<1, PrepassStore::Plain>(s, runs, want, "1/plain");
+  want.resize(s.out_bytes);
+  CHECK(cudaMemcpy(want.data(), s.p.a16, s.out_bytes, cudaMemcpyDeviceToHost));
+  ok &= variant<1, PrepassStore::PlainNoFence>(s, runs, want, "1/nofence");
+  ok &= variant<1, PrepassStore::Bulk>(s, runs, want, "1/bulk");
+  ok &= variant<2, PrepassStore::Plain>(s, runs, want, "2/plain");
+  ok &= variant<2, PrepassStore::Bulk>(s, runs, want, "2/bulk");
+  ok &= variant<4, PrepassStore::Plain>(s, runs, want, "4/plain");
+  ok &= variant<4, PrepassStore::Bulk>(s, runs, want, "4/bulk");
+  const float peer = median_us(s, runs, [&] {
+    dequantize_nvfp4(da, dsf, m * (k / 16), Dequant16::F16, s.f16, nullptr);
+  });
+  std::printf(" | peer dequant %6.2f us\n", peer);
+  CHECK(cudaFree(da));
+  CHECK(cudaFree(dsf));
+  CHECK(cudaFree(d16));
+  CHECK(cudaFree(s.f16));
+  CHECK(cudaFree(s.flush));
+  return ok;
+}
+
+}  // namespace nvfp4::sm90::prepassbench
+
+int main(int argc, char** argv) {
+  using namespace nvfp4::sm90::prepassbench;
+  const int runs = argc > 1 ? std::atoi(argv[1]) : 30;
+  if (runs < 1) return 2;
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s, %d SMs; median of %d cold launches each (events around one launch)\n", prop.name,
+              prop.multiProcessorCount, runs);
+  bool ok = true;
+  const int64_t shapes[][2] = {{16, 7168}, {128, 2048}, {128, 7168}, {128, 16384}, {512, 7168}, {1024, 7168}};
+  uint64_t seed = 1;
+  for (const auto& sh : shapes) ok &= shape(sh[0], sh[1], runs, seed++);
+  std::printf(ok ? "all variants' outputs identical to 1/plain's\n" : "MISMATCH: some variant differs from 1/plain\n");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,125 @@
+// The fused path's A prepass (launched by fused.cu; timed alone, with its variants, by
+// bench/sm90_prepass_bench.cu): A decoded once to fp16 in 128-row tiles per 64-wide K block,
+// 128-byte swizzled as the SW128 descriptor wants them ([L][tiles128][nk][128 rows][128 B]), rows
+// past M zero; it also zeroes the split-K tile counters and triggers the main kernel (PDL) at
+// its start.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/sm90/config.hpp"
+#include "kernels/sm90/decode.hpp"
+
+namespace nvfp4::sm90 {
+
+struct PrepassParams {
+  const uint8_t* a;
+  const uint8_t* sfa;  // linear [L, M, K/16]
+  uint8_t* a16;
+  int64_t m, k, l;
+  int nk;
+  int tiles128;
+  int* counters;       // may be null
+  int ncounters;
+};
+
+// How a block's decoded tiles reach global memory:
+//   Plain:        every thread stores 16-byte chunks (coalesced), then fence.proxy.async.global
+//                 (the main kernel reads the tiles with bulk copies, the async proxy; the PTX ISA
+//                 asks for a proxy fence between generic writes and async-proxy reads of the
+//                 same memory and does not say that the grid dependency is one);
+//   PlainNoFence: the same without the fence - a bench variant that prices it, not correct;
+//   Bulk:         one thread copies each 16 KB tile with cp.async.bulk (the async proxy writes
+//                 it, so no global proxy fence) after fence.proxy.async.shared::cta, and waits
+//                 for the copies before the block ends.
+enum class PrepassStore { Plain, PlainNoFence, Bulk };
+
+// One block per (batch, 128-row tile, kKb consecutive K blocks): each thread loads its row's raw
+// bytes and scales for all kKb blocks first (2 kKb 16-byte loads in flight), decodes them into
+// shared memory (swizzled as the main kernel wants it; kKb x 16 KB, dynamic), then the block
+// stores the tiles. The fused path launches <1, Plain>.
+template <int kKb = 1, PrepassStore kStore = PrepassStore::Plain>
+__global__ void __launch_bounds__(128) decode_a_kernel(const PrepassParams p) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  if (p.counters != nullptr)  // split-K tile counters start at zero every call
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.ncounters;
+         i += int64_t(gridDim.x) * blockDim.x)
+      p.counters[i] = 0;
+  extern __shared__ __align__(1024) uint4 prepass_tiles[];  // kKb x kFusedATile bytes
+  const int64_t groups = (p.nk + kKb - 1) / kKb;
+  const int64_t blk = blockIdx.x;
+  const int64_t g = blk % groups, rest = blk / groups;
+  const int64_t tm = rest % p.tiles128, batch = rest / p.tiles128;
+  const int kb0 = static_cast<int>(g * kKb);
+  const int nkb = kKb == 1 ? 1 : (p.nk - kb0 < kKb ? p.nk - kb0 : kKb);  // the last group may be short
+  const int r = threadIdx.x;
+  const int64_t row = tm * 128 + r;
+  const int sw = r & 7;
+  if (row < p.m) {
+    const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
+    const uint8_t* src = p.a + (batch * p.m + row) * kbytes + int64_t(kb0) * 32;
+    const uint8_t* ssrc = p.sfa + (batch * p.m + row) * kblocks + int64_t(kb0) * 4;
+    uint4 lo[kKb], hi[kKb];
+    uint32_t sc[kKb];
+#pragma unroll
+    for (int j = 0; j < kKb; ++j)
+      if (j < nkb) {
+        lo[j] = __ldg(reinterpret_cast<const uint4*>(src + j * 32));
+        hi[j] = __ldg(reinterpret_cast<const uint4*>(src + j * 32 + 16));
+        sc[j] = __ldg(reinterpret_cast<const uint32_t*>(ssrc + j * 4));
+      }
+#pragma unroll
+    for (int j = 0; j < kKb; ++j)
+      if (j < nkb) {
+        uint4* tile = prepass_tiles + j * (kFusedATile / 16);
+        decode_row(lo[j], hi[j], sc[j], [&](int q, uint4 v) { tile[r * 8 + (q ^ sw)] = v; });
+      }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kKb; ++j)
+      if (j < nkb)
+#pragma unroll
+        for (int q = 0; q < 8; ++q) prepass_tiles[j * (kFusedATile / 16) + r * 8 + q] = make_uint4(0, 0, 0, 0);
+  }
+  // a16's tiles are in (batch, tile, K block) order: this block's nkb tiles are adjacent
+  const int64_t tile0 = (batch * p.tiles128 + tm) * p.nk + kb0;
+  if constexpr (kStore == PrepassStore::Bulk) {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> bulk copy
+    __syncthreads();
+    if (r == 0) {
+      const uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(prepass_tiles));
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
+                       p.a16 + tile0 * int64_t(kFusedATile)),
+                   "r"(smem), "r"(static_cast<uint32_t>(nkb * kFusedATile))
+                   : "memory");
+      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    }
+  } else {
+    __syncthreads();
+    uint4* dst = reinterpret_cast<uint4*>(p.a16 + tile0 * int64_t(kFusedATile));
+    for (int j = 0; j < nkb; ++j)
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        dst[j * (kFusedATile / 16) + r + 128 * i] = prepass_tiles[j * (kFusedATile / 16) + r + 128 * i];
+    if constexpr (kStore == PrepassStore::Plain) asm volatile("fence.proxy.async.global;\n" ::: "memory");
+  }
+#else
+  (void)p;
+#endif
+}
+
+// The fused path's prepass (fused.cu launches this one).
+constexpr int kPrepassKb = 1;
+constexpr PrepassStore kPrepassStore = PrepassStore::Plain;
+
+// Blocks of decode_a_kernel<kKb> for p.
+template <int kKb = 1>
+inline int64_t prepass_blocks(const PrepassParams& p) {
+  return p.l * int64_t(p.tiles128) * ((p.nk + kKb - 1) / kKb);
+}
+
+}  // namespace nvfp4::sm90
