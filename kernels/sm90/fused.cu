@@ -141,6 +141,7 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   pp.tiles128 = w.tiles128;
   pp.counters = p.counters;
   pp.ncounters = p.counters != nullptr ? w.tiles : 0;
+  pp.live_rows = (s.m + c.m_tile - 1) / c.m_tile * c.m_tile;  // the rows an M tile reads
   launch_prepass(pp, stream);
   // Persistent: per_sm CTAs per SM at most (split-K), or one per stream-K worker (per_sm x SMs).
   const int grid = c.workers > 0 ? c.workers

@@ -23,6 +23,8 @@ struct PrepassParams {
   int tiles128;
   int* counters;       // may be null
   int ncounters;
+  int64_t live_rows;   // PrepassMap::BlockPerThread: rows below this (M rounded up to the M tile)
+                       // are written, the rest of the last tile is never read and is left alone
 };
 
 // How a block's decoded tiles reach global memory:
@@ -36,13 +38,29 @@ struct PrepassParams {
 //                 for the copies before the block ends.
 enum class PrepassStore { Plain, PlainNoFence, Bulk };
 
+// Which thread decodes what:
+//   RowPerThread:   128 threads a block, one per row of the tile (32 raw bytes each), every row
+//                   written, rows past M as zeros (the shipped form);
+//   BlockPerThread: 512 threads a block, one per 16-element scale block (8 raw bytes and one
+//                   scale byte, as the peer's dequantization kernel reads them: a warp reads 8
+//                   whole rows), each placing word c of its row's eight 16-byte chunks; only the
+//                   rows below p.live_rows are written. kKb = 1 only. Bench variant, not yet run.
+enum class PrepassMap { RowPerThread, BlockPerThread };
+
+template <PrepassMap kMap>
+constexpr int prepass_threads() {
+  return kMap == PrepassMap::BlockPerThread ? 512 : 128;
+}
+
 // One block per (batch, 128-row tile, kKb consecutive K blocks): each thread loads its row's raw
 // bytes and scales for all kKb blocks first (2 kKb 16-byte loads in flight), decodes them into
 // shared memory (swizzled as the main kernel wants it; kKb x 16 KB, dynamic), then the block
 // stores the tiles. The fused path launches <1, Plain>.
-template <int kKb = 1, PrepassStore kStore = PrepassStore::Plain>
-__global__ void __launch_bounds__(128) decode_a_kernel(const PrepassParams p) {
+template <int kKb = 1, PrepassStore kStore = PrepassStore::Plain, PrepassMap kMap = PrepassMap::RowPerThread>
+__global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const PrepassParams p) {
 #if defined(__CUDA_ARCH__)
+  static_assert(kMap == PrepassMap::RowPerThread || (kKb == 1 && kStore != PrepassStore::Bulk),
+                "BlockPerThread: one K block a block, plain stores");
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (p.counters != nullptr)  // split-K tile counters start at zero every call
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.ncounters;
@@ -55,6 +73,41 @@ __global__ void __launch_bounds__(128) decode_a_kernel(const PrepassParams p) {
   const int64_t tm = rest % p.tiles128, batch = rest / p.tiles128;
   const int kb0 = static_cast<int>(g * kKb);
   const int nkb = kKb == 1 ? 1 : (p.nk - kb0 < kKb ? p.nk - kb0 : kKb);  // the last group may be short
+  if constexpr (kMap == PrepassMap::BlockPerThread) {
+    // thread t: row t / 4 of the tile, scale block c = t % 4 of its 64-wide K block; word c of
+    // chunk q = 2S + u is block c's raw word u decoded at k-step S (decode_row's K order)
+    const int t = threadIdx.x, r = t >> 2, c = t & 3;
+    const int64_t row = tm * 128 + r;
+    const int64_t left = p.live_rows - tm * 128;
+    const int live = left < 128 ? static_cast<int>(left) : 128;  // this tile's rows to write
+    uint32_t* words = reinterpret_cast<uint32_t*>(prepass_tiles);
+    if (r < live) {
+      uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      if (row < p.m) {
+        const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
+        const uint2 raw = __ldg(reinterpret_cast<const uint2*>(p.a + (batch * p.m + row) * kbytes + g * 32 + c * 8));
+        const uint32_t sc = __ldg(p.sfa + (batch * p.m + row) * kblocks + g * 4 + c);
+        const uint32_t m = bcast_lo(scale2_boosted(sc));
+        w[0] = hmul2_bits(e2m1x2_raw<0>(raw.x), m);
+        w[1] = hmul2_bits(e2m1x2_raw<0>(raw.y), m);
+        w[2] = hmul2_bits(e2m1x2_raw<1>(raw.x), m);
+        w[3] = hmul2_bits(e2m1x2_raw<1>(raw.y), m);
+        w[4] = hmul2_bits(e2m1x2_raw<2>(raw.x), m);
+        w[5] = hmul2_bits(e2m1x2_raw<2>(raw.y), m);
+        w[6] = hmul2_bits(e2m1x2_raw<3>(raw.x), m);
+        w[7] = hmul2_bits(e2m1x2_raw<3>(raw.y), m);
+      }
+      const int sw = r & 7;
+#pragma unroll
+      for (int q = 0; q < 8; ++q) words[r * 32 + (q ^ sw) * 4 + c] = w[q];
+    }
+    __syncthreads();
+    // the live rows are the tile's first live * 128 bytes: 16-byte stores, coalesced
+    uint4* dst = reinterpret_cast<uint4*>(p.a16 + ((batch * p.tiles128 + tm) * p.nk + g) * int64_t(kFusedATile));
+    for (int i = t; i < live * 8; i += 512) dst[i] = prepass_tiles[i];
+    if constexpr (kStore == PrepassStore::Plain) asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    return;
+  }
   const int r = threadIdx.x;
   const int64_t row = tm * 128 + r;
   const int sw = r & 7;
