@@ -42,7 +42,8 @@ void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
   constexpr int kKb = kPrepassKb;
   constexpr size_t kSmem = size_t(kKb) * kFusedATile;
   static_assert(kSmem <= 48 * 1024, "the prepass's tiles fit the default shared memory");
-  decode_a_kernel<kKb, kPrepassStore><<<static_cast<unsigned>(prepass_blocks<kKb>(p)), 128, kSmem, stream>>>(p);
+  decode_a_kernel<kKb, kPrepassStore, kPrepassMap>
+      <<<static_cast<unsigned>(prepass_blocks<kKb>(p)), prepass_threads<kPrepassMap>(), kSmem, stream>>>(p);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 

@@ -168,6 +168,7 @@ __global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const
 // The fused path's prepass (fused.cu launches this one).
 constexpr int kPrepassKb = 1;
 constexpr PrepassStore kPrepassStore = PrepassStore::Plain;
+constexpr PrepassMap kPrepassMap = PrepassMap::RowPerThread;
 
 // Blocks of decode_a_kernel<kKb> for p.
 template <int kKb = 1>
