@@ -1,11 +1,12 @@
-// Split-K's reduction alone (docs/kernels.md, the history's "split-K across a cluster" row): the
-// model test of the reduction's forms; the kernels keep "last" (the cluster form built in them,
-// the one called "cluster" here, was measured slower there and reverted). 128 CTAs (one per SM: 160 KB of shared memory each) of
-// 256 consumer threads hold R FP32 accumulators per thread, as a fused or mainloop tile's split
-// does when its K loop ends, and reduce them S ways, tile = S consecutive CTAs:
+// Split-K's reduction alone (docs/kernels.md, the history's "split-K across a cluster" and
+// "split-K's fence" rows): the model test of the reduction's forms; the kernels run "last-one"
+// (the cluster form built in them, "cluster" here, was measured slower there and reverted).
+// 128 CTAs (one per SM: 160 KB of shared memory each) of 256 consumer threads hold R FP32
+// accumulators per thread, as a fused or mainloop tile's split does when its K loop ends, and
+// reduce them S ways, tile = S consecutive CTAs:
 //   none     no reduction: every CTA stores its own accumulators (the output volume of S = 1)
-//   last     schedule.cuh's reduce_split_k as the kernels ran it: every split stores its
-//            partial, one atomic counts the arrivals, the last arriver reads all S partials in
+//   last     schedule.cuh's reduce_split_k as the kernels ran it until 55d827f: every split
+//            stores its partial, one atomic counts the arrivals, the last arriver reads all S partials in
 //            split order on its own SM and stores the tile (fences: SplitKFence::EachSc)
 //   last-acqrel   the same with fence.acq_rel.gpu per thread (SplitKFence::EachAcqRel)
 //   last-one      the same with no per-thread fence: thread 0's atom.acq_rel.gpu after the
