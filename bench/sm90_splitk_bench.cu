@@ -6,8 +6,8 @@
 // reduce them S ways, tile = S consecutive CTAs:
 //   none     no reduction: every CTA stores its own accumulators (the output volume of S = 1)
 //   last     schedule.cuh's reduce_split_k as the kernels ran it until 55d827f: every split
-//            stores its partial, one atomic counts the arrivals, the last arriver reads all S partials in
-//            split order on its own SM and stores the tile (fences: SplitKFence::EachSc)
+//            stores its partial, one atomic counts the arrivals, the last arriver reads all S
+//            partials in split order on its own SM and stores the tile (SplitKFence::EachSc)
 //   last-acqrel   the same with fence.acq_rel.gpu per thread (SplitKFence::EachAcqRel)
 //   last-one      the same with no per-thread fence: thread 0's atom.acq_rel.gpu after the
 //                 barrier (SplitKFence::OneAtomic)
