@@ -21,22 +21,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <random>
 #include <vector>
 
 #include "kernels/sm90/prepass.cuh"
+#include "src/device/cuda_check.hpp"
 #include "src/problem/dequant.hpp"
 
 namespace nvfp4::sm90::prepassbench {
-
-#define CHECK(x)                                                                             \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(3);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 struct Setup {
   PrepassParams p{};
@@ -49,18 +42,18 @@ struct Setup {
 template <class Launch>
 float time_one(const Setup& s, Launch&& launch) {
   cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  CHECK(cudaMemsetAsync(s.flush, int(s.out_bytes & 0xFF), s.flush_bytes));
-  CHECK(cudaEventRecord(e0));
+  NVFP4_CUDA_CHECK(cudaEventCreate(&e0));
+  NVFP4_CUDA_CHECK(cudaEventCreate(&e1));
+  NVFP4_CUDA_CHECK(cudaMemsetAsync(s.flush, 0, s.flush_bytes));
+  NVFP4_CUDA_CHECK(cudaEventRecord(e0));
   launch();
-  CHECK(cudaGetLastError());
-  CHECK(cudaEventRecord(e1));
-  CHECK(cudaEventSynchronize(e1));
+  NVFP4_CUDA_CHECK(cudaGetLastError());
+  NVFP4_CUDA_CHECK(cudaEventRecord(e1));
+  NVFP4_CUDA_CHECK(cudaEventSynchronize(e1));
   float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, e0, e1));
-  CHECK(cudaEventDestroy(e0));
-  CHECK(cudaEventDestroy(e1));
+  NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  NVFP4_CUDA_CHECK(cudaEventDestroy(e0));
+  NVFP4_CUDA_CHECK(cudaEventDestroy(e1));
   return ms * 1000.0f;
 }
 
@@ -92,15 +85,15 @@ bool variant(const Setup& s, int runs, const std::vector<uint8_t>& want, const c
   auto k = decode_a_kernel<kKb, kStore, kMap>;
   constexpr int kThreads = prepass_threads<kMap>();
   const size_t smem = size_t(kKb) * kFusedATile;
-  CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const unsigned blocks = static_cast<unsigned>(prepass_blocks<kKb>(s.p));
   const auto launch = [&] { k<<<blocks, kThreads, smem>>>(s.p); };
-  CHECK(cudaMemset(s.p.a16, 0xFF, s.out_bytes));  // poisoned
+  NVFP4_CUDA_CHECK(cudaMemset(s.p.a16, 0xFF, s.out_bytes));  // poisoned
   launch();
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
+  NVFP4_CUDA_CHECK(cudaGetLastError());
+  NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> got(s.out_bytes);
-  CHECK(cudaMemcpy(got.data(), s.p.a16, s.out_bytes, cudaMemcpyDeviceToHost));
+  NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), s.p.a16, s.out_bytes, cudaMemcpyDeviceToHost));
   const bool same = want.empty() || (kMap == PrepassMap::BlockPerThread ? same_live(s, got, want)
                                                                          : std::memcmp(got.data(), want.data(), s.out_bytes) == 0);
   const float us = median_us(s, runs, launch);
@@ -116,14 +109,14 @@ bool shape(int64_t m, int64_t k, int runs, uint64_t seed) {
   for (auto& b : a) b = static_cast<uint8_t>(rng());
   for (auto& b : sf) b = static_cast<uint8_t>(0x28 + rng() % 0x28);  // E4M3 2^-6 .. 2^3: finite fp16 products
   uint8_t *da, *dsf, *d16;
-  CHECK(cudaMalloc(&da, a.size()));
-  CHECK(cudaMalloc(&dsf, sf.size()));
+  NVFP4_CUDA_CHECK(cudaMalloc(&da, a.size()));
+  NVFP4_CUDA_CHECK(cudaMalloc(&dsf, sf.size()));
   s.out_bytes = size_t(tiles128 * nk) * kFusedATile;
-  CHECK(cudaMalloc(&d16, s.out_bytes));
-  CHECK(cudaMalloc(&s.f16, size_t(m * k) * 2));
-  CHECK(cudaMalloc(&s.flush, s.flush_bytes));
-  CHECK(cudaMemcpy(da, a.data(), a.size(), cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(dsf, sf.data(), sf.size(), cudaMemcpyHostToDevice));
+  NVFP4_CUDA_CHECK(cudaMalloc(&d16, s.out_bytes));
+  NVFP4_CUDA_CHECK(cudaMalloc(&s.f16, size_t(m * k) * 2));
+  NVFP4_CUDA_CHECK(cudaMalloc(&s.flush, s.flush_bytes));
+  NVFP4_CUDA_CHECK(cudaMemcpy(da, a.data(), a.size(), cudaMemcpyHostToDevice));
+  NVFP4_CUDA_CHECK(cudaMemcpy(dsf, sf.data(), sf.size(), cudaMemcpyHostToDevice));
   s.p.a = da;
   s.p.sfa = dsf;
   s.p.a16 = d16;
@@ -142,7 +135,7 @@ bool shape(int64_t m, int64_t k, int runs, uint64_t seed) {
   std::vector<uint8_t> want;
   ok &= variant<1, PrepassStore::Plain>(s, runs, want, "1/plain");
   want.resize(s.out_bytes);
-  CHECK(cudaMemcpy(want.data(), s.p.a16, s.out_bytes, cudaMemcpyDeviceToHost));
+  NVFP4_CUDA_CHECK(cudaMemcpy(want.data(), s.p.a16, s.out_bytes, cudaMemcpyDeviceToHost));
   ok &= variant<1, PrepassStore::PlainNoFence>(s, runs, want, "1/nofence");
   ok &= variant<1, PrepassStore::Bulk>(s, runs, want, "1/bulk");
   ok &= variant<2, PrepassStore::Plain>(s, runs, want, "2/plain");
@@ -154,11 +147,11 @@ bool shape(int64_t m, int64_t k, int runs, uint64_t seed) {
     dequantize_nvfp4(da, dsf, m * (k / 16), Dequant16::F16, s.f16, nullptr);
   });
   std::printf(" | peer dequant %6.2f us\n", peer);
-  CHECK(cudaFree(da));
-  CHECK(cudaFree(dsf));
-  CHECK(cudaFree(d16));
-  CHECK(cudaFree(s.f16));
-  CHECK(cudaFree(s.flush));
+  NVFP4_CUDA_CHECK(cudaFree(da));
+  NVFP4_CUDA_CHECK(cudaFree(dsf));
+  NVFP4_CUDA_CHECK(cudaFree(d16));
+  NVFP4_CUDA_CHECK(cudaFree(s.f16));
+  NVFP4_CUDA_CHECK(cudaFree(s.flush));
   return ok;
 }
 
@@ -168,14 +161,19 @@ int main(int argc, char** argv) {
   using namespace nvfp4::sm90::prepassbench;
   const int runs = argc > 1 ? std::atoi(argv[1]) : 30;
   if (runs < 1) return 2;
-  cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("%s, %d SMs; median of %d cold launches each (events around one launch)\n", prop.name,
-              prop.multiProcessorCount, runs);
-  bool ok = true;
-  const int64_t shapes[][2] = {{16, 7168}, {128, 2048}, {128, 7168}, {128, 16384}, {512, 7168}, {1024, 7168}};
-  uint64_t seed = 1;
-  for (const auto& sh : shapes) ok &= shape(sh[0], sh[1], runs, seed++);
-  std::printf(ok ? "all variants' outputs identical to 1/plain's\n" : "MISMATCH: some variant differs from 1/plain\n");
-  return ok ? 0 : 1;
+  try {
+    cudaDeviceProp prop;
+    NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("%s, %d SMs; median of %d cold launches each (events around one launch)\n", prop.name,
+                prop.multiProcessorCount, runs);
+    bool ok = true;
+    const int64_t shapes[][2] = {{16, 7168}, {128, 2048}, {128, 7168}, {128, 16384}, {512, 7168}, {1024, 7168}};
+    uint64_t seed = 1;
+    for (const auto& sh : shapes) ok &= shape(sh[0], sh[1], runs, seed++);
+    std::printf(ok ? "all variants' outputs identical to 1/plain's\n" : "MISMATCH: some variant differs from 1/plain\n");
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {  // a failed CUDA call (NVFP4_CUDA_CHECK)
+    std::fprintf(stderr, "sm90_prepass_bench: %s\n", e.what());
+    return 3;
+  }
 }

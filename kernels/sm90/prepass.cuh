@@ -11,6 +11,7 @@
 
 #include "kernels/sm90/config.hpp"
 #include "kernels/sm90/decode.hpp"
+#include "kernels/sm90/ptx.cuh"
 
 namespace nvfp4::sm90 {
 
@@ -140,16 +141,13 @@ __global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const
   // a16's tiles are in (batch, tile, K block) order: this block's nkb tiles are adjacent
   const int64_t tile0 = (batch * p.tiles128 + tm) * p.nk + kb0;
   if constexpr (kStore == PrepassStore::Bulk) {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> bulk copy
+    ptx::fence_proxy_async_smem();  // generic writes -> the bulk copy's reads
     __syncthreads();
     if (r == 0) {
-      const uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(prepass_tiles));
-      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
-                       p.a16 + tile0 * int64_t(kFusedATile)),
-                   "r"(smem), "r"(static_cast<uint32_t>(nkb * kFusedATile))
-                   : "memory");
-      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+      ptx::bulk_store(p.a16 + tile0 * int64_t(kFusedATile), ptx::smem_u32(prepass_tiles),
+                      static_cast<uint32_t>(nkb * kFusedATile));
+      ptx::bulk_commit();
+      ptx::bulk_wait<0>();
     }
   } else {
     __syncthreads();
