@@ -77,6 +77,19 @@ enum class SplitKBroadcast { BarrierOr, SmemFlag };
 enum class SplitKFence { EachSc, EachAcqRel, OneAtomic };
 constexpr SplitKFence kSplitKFence = SplitKFence::OneAtomic;  // the kernels' form
 
+// acc += one split's partial (this thread's float4s at src + q * kConsumerThreads, q < kQ).
+template <int kQ, class Acc>
+__device__ __forceinline__ void add_partial(Acc& acc, const float4* src) {
+#pragma unroll
+  for (int q = 0; q < kQ; ++q) {
+    const float4 v = __ldcg(src + q * kConsumerThreads);
+    acc(4 * q) += v.x;
+    acc(4 * q + 1) += v.y;
+    acc(4 * q + 2) += v.z;
+    acc(4 * q + 3) += v.w;
+  }
+}
+
 // Split-K, "the last arriver sums in split order", run by all kConsumerThreads consumer threads
 // (ct = 0..255; named barrier 1) of the CTA that computed split `split` of a tile:
 //   1. store this thread's R FP32 accumulators (acc(i), i < R) as the split's partial in
@@ -137,17 +150,7 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
       acc(4 * q + 2) = v.z;
       acc(4 * q + 3) = v.w;
     }
-    for (int s = 1; s < splits; ++s) {
-      const float4* srcs = src + static_cast<size_t>(s) * kSplitQ;
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) {
-        const float4 v = __ldcg(srcs + q * kConsumerThreads);
-        acc(4 * q) += v.x;
-        acc(4 * q + 1) += v.y;
-        acc(4 * q + 2) += v.z;
-        acc(4 * q + 3) += v.w;
-      }
-    }
+    for (int s = 1; s < splits; ++s) add_partial<kQ>(acc, src + static_cast<size_t>(s) * kSplitQ);
   } else {
     // splits before this one: their running sum t, chunk by chunk, then t + own
     if (split > 0) {
@@ -179,17 +182,7 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
         }
       }
     }
-    for (int s = split + 1; s < splits; ++s) {
-      const float4* srcs = src + static_cast<size_t>(s) * kSplitQ;
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) {
-        const float4 v = __ldcg(srcs + q * kConsumerThreads);
-        acc(4 * q) += v.x;
-        acc(4 * q + 1) += v.y;
-        acc(4 * q + 2) += v.z;
-        acc(4 * q + 3) += v.w;
-      }
-    }
+    for (int s = split + 1; s < splits; ++s) add_partial<kQ>(acc, src + static_cast<size_t>(s) * kSplitQ);
   }
   return true;
 }
