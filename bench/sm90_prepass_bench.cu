@@ -1,12 +1,14 @@
 // The fused path's A prepass alone (kernels/sm90/prepass.cuh; docs/kernels.md, the history's
-// "A prepass forms" row): the shipped form beside variants, on A operands of the shapes where the
+// "A prepass forms" row): the shipped forms beside variants, on A operands of the shapes where the
 // prepass is a large share of the call (512x512x7168: 6.5-6.9 us of 25.4 by ncu, more than the
 // peer's dequantization of the same A):
-//   1/plain      the shipped form: one K block per block, every thread stores, global proxy fence
+//   1/plain      RowPerThread, the form fused.cu launches where every row of the tiles is read:
+//                one K block per block, every thread stores, global proxy fence
 //   1/nofence    the same without fence.proxy.async.global (prices the fence; not correct)
 //   1/bulk       one cp.async.bulk store of the block's tile by one thread, no global fence
 //   2/..., 4/... two or four K blocks per block (more loads in flight per thread, fewer blocks)
-//   1/block4     512 threads a block, one per 16-element scale block (PrepassMap::BlockPerThread),
+//   1/block4     512 threads a block, one per 16-element scale block (PrepassMap::BlockPerThread,
+//                the form fused.cu launches where the M tile leaves rows unread),
 //                only the rows the M tile reads written (M rounded up to 16 at M = 16, else 128);
 //                compared on those rows
 // and the peer's dequantization kernel (src/problem/dequant: row-major fp16, no swizzle) on the

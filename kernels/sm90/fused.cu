@@ -42,8 +42,13 @@ void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
   constexpr int kKb = kPrepassKb;
   constexpr size_t kSmem = size_t(kKb) * kFusedATile;
   static_assert(kSmem <= 48 * 1024, "the prepass's tiles fit the default shared memory");
-  decode_a_kernel<kKb, kPrepassStore, kPrepassMap>
-      <<<static_cast<unsigned>(prepass_blocks<kKb>(p)), prepass_threads<kPrepassMap>(), kSmem, stream>>>(p);
+  const auto blocks = static_cast<unsigned>(prepass_blocks<kKb>(p));
+  if (prepass_map(p) == PrepassMap::BlockPerThread)
+    decode_a_kernel<kKb, kPrepassStore, PrepassMap::BlockPerThread>
+        <<<blocks, prepass_threads<PrepassMap::BlockPerThread>(), kSmem, stream>>>(p);
+  else
+    decode_a_kernel<kKb, kPrepassStore, PrepassMap::RowPerThread>
+        <<<blocks, prepass_threads<PrepassMap::RowPerThread>(), kSmem, stream>>>(p);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 

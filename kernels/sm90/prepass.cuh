@@ -41,11 +41,11 @@ enum class PrepassStore { Plain, PlainNoFence, Bulk };
 
 // Which thread decodes what:
 //   RowPerThread:   128 threads a block, one per row of the tile (32 raw bytes each), every row
-//                   written, rows past M as zeros (the shipped form);
+//                   written, rows past M as zeros;
 //   BlockPerThread: 512 threads a block, one per 16-element scale block (8 raw bytes and one
 //                   scale byte, as the peer's dequantization kernel reads them: a warp reads 8
 //                   whole rows), each placing word c of its row's eight 16-byte chunks; only the
-//                   rows below p.live_rows are written. kKb = 1 only. Bench variant, not yet run.
+//                   rows below p.live_rows are written. kKb = 1 only.
 enum class PrepassMap { RowPerThread, BlockPerThread };
 
 template <PrepassMap kMap>
@@ -56,7 +56,7 @@ constexpr int prepass_threads() {
 // One block per (batch, 128-row tile, kKb consecutive K blocks): each thread loads its row's raw
 // bytes and scales for all kKb blocks first (2 kKb 16-byte loads in flight), decodes them into
 // shared memory (swizzled as the main kernel wants it; kKb x 16 KB, dynamic), then the block
-// stores the tiles. The fused path launches <1, Plain>.
+// stores the tiles. The fused path launches <1, Plain, prepass_map(p)>.
 template <int kKb = 1, PrepassStore kStore = PrepassStore::Plain, PrepassMap kMap = PrepassMap::RowPerThread>
 __global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const PrepassParams p) {
 #if defined(__CUDA_ARCH__)
@@ -163,10 +163,17 @@ __global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const
 #endif
 }
 
-// The fused path's prepass (fused.cu launches this one).
+// The fused path's prepass: fused.cu launches <kPrepassKb, kPrepassStore, prepass_map(p)>.
 constexpr int kPrepassKb = 1;
 constexpr PrepassStore kPrepassStore = PrepassStore::Plain;
-constexpr PrepassMap kPrepassMap = PrepassMap::RowPerThread;
+
+// BlockPerThread where the M tile leaves rows of the 128-row tiles unread (small M with an M
+// tile below 128: it writes only the live rows), RowPerThread where every row is read. In the
+// kernel (docs/kernels.md, history "A prepass forms") BlockPerThread was 1.003-1.023x at M = 16
+// and 0.985-1.011x where every row is read, though faster alone at every size.
+inline PrepassMap prepass_map(const PrepassParams& p) {
+  return p.live_rows < int64_t(p.tiles128) * 128 ? PrepassMap::BlockPerThread : PrepassMap::RowPerThread;
+}
 
 // Blocks of decode_a_kernel<kKb> for p.
 template <int kKb = 1>
