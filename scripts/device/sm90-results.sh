@@ -53,7 +53,9 @@
 #               ab/ab.txt: the table, this vs other per round, and the geomean (not in the
 #               default list). AB_OTHER_ENV="VAR=VALUE ..." instead of AB_TREE: the other side
 #               is this build run with that environment (no second build); AB_MODE: the timing
-#               mode (default cold); AB_NAME: the folder under the results (default ab)
+#               mode (default cold); AB_NAME: the folder under the results (default ab). Every
+#               line is checked before anything is timed: M N K L positive integers, CONFIG one
+#               that both trees' sm90 lists for the shape (--list-configs)
 # Usage, from the repository root: OUT=out bash scripts/device/sm90-results.sh [STEP ...]
 # (default: all, about 8 minutes on one H200). Leaves one archive, $OUT/sm90-results.tgz.
 # NVFP4_REVISION=<commit> is baked into the build (and so the reports) where the tree's .git is
@@ -62,7 +64,7 @@ set -uo pipefail
 OUT=${OUT:-out}; R=$OUT/sm90-results; mkdir -p "$R"
 steps=("$@"); ((${#steps[@]})) || steps=(build tests paths sanitize sweep peers graph default)
 PY=$(command -v python3)
-BIN=build-sm90/nvfp4bench
+BIN=${SM90_BIN:-build-sm90/nvfp4bench}  # SM90_BIN: another build of the tool (tests/cli/sm90_results_ab_test.py)
 
 step_build() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
@@ -421,6 +423,27 @@ step_stamps() {
   done
 }
 
+# AB_CASES's lines, all of them, before a case is timed: a malformed line would otherwise cost a
+# device call and show in the table as not_supported.
+ab_check_cases() {
+  local cases=$1 obin=$2 ln=0 bad=0 lbad m n k l cfg b what bins=("$BIN")
+  [[ $obin != "$BIN" ]] && bins+=("$obin")
+  while read -r m n k l cfg; do
+    ln=$((ln + 1)); lbad=0
+    [[ -z $m || $m == \#* ]] && continue
+    for what in "M:$m" "N:$n" "K:$k" "L:${l:-1}"; do
+      [[ ${what#*:} =~ ^[1-9][0-9]*$ ]] ||
+        { echo "ab: $cases line $ln: ${what%%:*} is '${what#*:}', expected a positive integer (line: M N K L [CONFIG])"; lbad=1; bad=1; }
+    done
+    [[ -z $cfg || $lbad == 1 ]] && continue
+    for b in "${bins[@]}"; do
+      "$b" --kernel sm90 --m "$m" --n "$n" --k "$k" --l "${l:-1}" --list-configs 2>/dev/null | grep -Fxq -- "$cfg" ||
+        { echo "ab: $cases line $ln: CONFIG '$cfg' is not one $b lists for ${m}x${n}x${k} L=${l:-1} (--list-configs; two-phase configurations end in 'group G')"; bad=1; }
+    done
+  done < "$cases"
+  return $bad
+}
+
 step_ab() {
   local AB=$R/${AB_NAME:-ab}
   mkdir -p "$AB"
@@ -434,6 +457,8 @@ step_ab() {
       && cmake --build build-sm90 -j"$(nproc)" --target nvfp4bench) > "$AB/other-build.log" 2>&1 || {
       echo "ab: the other tree did not build"; tail -5 "$AB/other-build.log"; return 1; }
   fi
+  local obin=$other/build-sm90/nvfp4bench; ((${#envs[@]})) && obin=$BIN
+  ab_check_cases "$cases" "$obin" || return 1
   local r m n k l cfg tree bin i
   for ((r = 1; r <= rounds; r++)); do
     i=0
@@ -441,7 +466,7 @@ step_ab() {
       [[ -z $m || $m == \#* ]] && continue
       i=$((i + 1))
       for tree in other this; do
-        bin=$BIN; [[ $tree == other ]] && bin=$other/build-sm90/nvfp4bench
+        bin=$BIN; [[ $tree == other ]] && bin=$obin
         local pin=() env=(); [[ -n $cfg ]] && pin=(--kernel-config "$cfg"); [[ $tree == other ]] && env=("${envs[@]}")
         timeout 120 env "${env[@]}" "$bin" --kernel sm90 --m "$m" --n "$n" --k "$k" --l "${l:-1}" "${pin[@]}" \
           --mode "${AB_MODE:-cold}" --max-time 0.4 \
@@ -484,8 +509,10 @@ step_default() {
   timeout 60 $BIN --json "$R/default.json" > "$R/default.txt" 2>&1; echo "default rc=$?"; cat "$R/default.txt"
 }
 
+failed=0
 for s in "${steps[@]}"; do
-  echo "== $s"; "step_$s" || { echo "step $s failed"; break; }
+  echo "== $s"; "step_$s" || { echo "step $s failed"; failed=1; break; }
 done
 # The device tool returns at most 8 files: everything in one archive.
 (cd "$OUT" && tar czf sm90-results.tgz sm90-results && rm -rf sm90-results)
+exit $failed
