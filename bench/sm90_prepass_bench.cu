@@ -75,8 +75,7 @@ bool same_live(const Setup& s, const std::vector<uint8_t>& got, const std::vecto
   const size_t row_bytes = 128, tile = kFusedATile;
   for (size_t t = 0; t < got.size() / tile; ++t) {
     const int64_t tm = int64_t(t / size_t(s.p.nk)) % s.p.tiles128;
-    const int64_t left = s.p.live_rows - tm * 128;
-    const size_t rows = left < 128 ? size_t(left) : 128;
+    const size_t rows = size_t(prepass_live_in_tile(s.p, tm));
     if (std::memcmp(got.data() + t * tile, want.data() + t * tile, rows * row_bytes) != 0) return false;
   }
   return true;

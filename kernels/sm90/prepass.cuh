@@ -48,6 +48,12 @@ enum class PrepassStore { Plain, PlainNoFence, Bulk };
 //                   rows below p.live_rows are written. kKb = 1 only.
 enum class PrepassMap { RowPerThread, BlockPerThread };
 
+// Rows of 128-row tile tm that BlockPerThread writes (the bench compares those).
+__host__ __device__ inline int prepass_live_in_tile(const PrepassParams& p, int64_t tm) {
+  const int64_t left = p.live_rows - tm * 128;
+  return left < 128 ? static_cast<int>(left) : 128;
+}
+
 template <PrepassMap kMap>
 constexpr int prepass_threads() {
   return kMap == PrepassMap::BlockPerThread ? 512 : 128;
@@ -79,8 +85,7 @@ __global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const
     // chunk q = 2S + u is block c's raw word u decoded at k-step S (decode_row's K order)
     const int t = threadIdx.x, r = t >> 2, c = t & 3;
     const int64_t row = tm * 128 + r;
-    const int64_t left = p.live_rows - tm * 128;
-    const int live = left < 128 ? static_cast<int>(left) : 128;  // this tile's rows to write
+    const int live = prepass_live_in_tile(p, tm);
     uint32_t* words = reinterpret_cast<uint32_t*>(prepass_tiles);
     if (r < live) {
       uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
