@@ -161,17 +161,9 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
         float4 t[kC];
 #pragma unroll
         for (int q = 0; q < kC; ++q) t[q] = __ldcg(src + (c0 + q) * kConsumerThreads);
-        for (int s = 1; s < split; ++s) {
-          const float4* srcs = src + static_cast<size_t>(s) * kSplitQ;
-#pragma unroll
-          for (int q = 0; q < kC; ++q) {
-            const float4 v = __ldcg(srcs + (c0 + q) * kConsumerThreads);
-            t[q].x += v.x;
-            t[q].y += v.y;
-            t[q].z += v.z;
-            t[q].w += v.w;
-          }
-        }
+        auto ta = [&](int i) -> float& { return reinterpret_cast<float*>(t)[i]; };
+        for (int s = 1; s < split; ++s)
+          add_partial<kC>(ta, src + static_cast<size_t>(s) * kSplitQ + c0 * kConsumerThreads);
 #pragma unroll
         for (int q = 0; q < kC; ++q) {
           const int i = 4 * (c0 + q);
