@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/sm90/ptx.cuh"
@@ -287,20 +288,18 @@ bool row(const Buffers& b, int launches) {
     std::printf("R=%3d (%3d KB partial) S=%d | none %6.2f us (%5lld cyc)", R, R, S, base_us, bm);
     double us;
     long long m, x;
-    ok &= run<R, kLast>(b, S, launches, us, m, x);
-    std::printf(" | last %6.2f us %6lld/%6lld", us, m, x);
-    ok &= run<R, kLastAcqRel>(b, S, launches, us, m, x);
-    std::printf(" | last-acqrel %6.2f us %6lld/%6lld", us, m, x);
-    ok &= run<R, kLastOne>(b, S, launches, us, m, x);
-    std::printf(" | last-one %6.2f us %6lld/%6lld", us, m, x);
-    ok &= run<R, kLastOneOwn>(b, S, launches, us, m, x);
-    std::printf(" | last-one-own %6.2f us %6lld/%6lld", us, m, x);
-    ok &= run<R, kSpin>(b, S, launches, us, m, x);
-    std::printf(" | spin %6.2f us %6lld/%6lld", us, m, x);
-    ok &= run<R, kCluster>(b, S, launches, us, m, x);
-    std::printf(" | cluster %6.2f us %6lld/%6lld", us, m, x);
-    ok &= run<R, kDsmem>(b, S, launches, us, m, x);
-    std::printf(" | dsmem %6.2f us %6lld/%6lld\n", us, m, x);
+    const auto one = [&](auto proto) {
+      ok &= run<R, decltype(proto)::value>(b, S, launches, us, m, x);
+      std::printf(" | %s %6.2f us %6lld/%6lld", kNames[decltype(proto)::value], us, m, x);
+    };
+    one(std::integral_constant<int, kLast>{});
+    one(std::integral_constant<int, kLastAcqRel>{});
+    one(std::integral_constant<int, kLastOne>{});
+    one(std::integral_constant<int, kLastOneOwn>{});
+    one(std::integral_constant<int, kSpin>{});
+    one(std::integral_constant<int, kCluster>{});
+    one(std::integral_constant<int, kDsmem>{});
+    std::printf("\n");
   }
   return ok;
 }
