@@ -1,14 +1,34 @@
 // Device kernels that cheat the verdict, built only for the tests (the GPU twins of
 // cheat_host.cpp, same names without "-host"): each one's first call is right.
-//   lazy        launches its GEMM on its first call only (an empty kernel after it, so a graph
-//               captured from it is not empty)
-//   memo        caches its output by input address and shape in device memory, copies it back
-//   memo-shape  the same, by shape alone
-//   fast        a GEMM whose threads return at once unless C[0] holds the tool's poison
+//   lazy          launches its GEMM on its first call only (an empty kernel after it, so a graph
+//                 captured from it is not empty)
+//   memo          caches its output by input address and shape in device memory, copies it back
+//                 (cudaMalloc on a miss: it cannot be captured in a graph)
+//   memo-shape    the same, by shape alone
+//   fast          poison-aware: a GEMM whose threads return at once unless C[0] holds 0x7F7F
+//   content-memo  on the device, no host wait: a one-block kernel fingerprints 64 sampled bytes
+//                 of each of A, B, SFA, SFB, looks the fingerprint and the operand addresses up
+//                 in 4 cached outputs, and the GEMM runs only on a miss; a hit copies the cached
+//                 output into C. Fresh operands before every sample make it miss every call, so
+//                 it passes: with $NVFP4_CHEAT_LOG set, run() writes "calls N hits H" there (the
+//                 hits counted by the device up to the previous call; graph replays are seen by
+//                 the next plain call, the recheck), so a test can tell that it never replayed
+//   count         a device counter of launches: the GEMM runs on launches 0, 1, 3, 7, 15, ...
+//                 only (counted on the device, so graph replays count too)
+//   random        the GEMM runs with probability 1 - p per launch (p = $NVFP4_CHEAT_P when
+//                 run() is called, default 0.5), from a hash of a fixed seed and the device's
+//                 launch counter; launch 0 always runs it
+//   other-stream  after its first call (on the tool's stream), the GEMM on a stream of its own
+//                 that nobody waits for, an empty kernel on the tool's stream: run() returns at
+//                 once and the timed window holds nothing
+//   host-wait     the GEMM on a stream of its own, cudaStreamSynchronize'd inside run(), then an
+//                 empty kernel on the tool's stream: work the host waits for, outside the timed
+//                 stream (it synchronizes: it cannot be captured in a graph)
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -17,19 +37,105 @@
 
 namespace {
 
-enum class Cheat { Lazy, Memo, MemoShape, Fast };
+enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, OtherStream, HostWait };
+
+constexpr int kSlots = 4;     // content-memo's cached outputs
+constexpr int kKeyWords = 9;  // fingerprint, 4 addresses, m, n, k, l
+
+// content-memo's and count/random's state in device memory.
+struct DeviceState {
+  unsigned long long key[kSlots][kKeyWords];
+  int used[kSlots];
+  unsigned long long pending[kKeyWords];
+  int next;     // the slot a miss fills
+  int hit;      // the slot of this call's hit, or -1
+  int slot;     // the slot this call reads (hit) or fills (miss)
+  int compute;  // whether this launch's GEMM runs
+  unsigned long long launches;
+  unsigned long long hits;
+};
 
 struct State {
   explicit State(Cheat c) : cheat(c) {}
   Cheat cheat;
-  bool called = false;
+  unsigned long long calls = 0;
   std::map<std::tuple<const void*, int64_t, int64_t, int64_t, int64_t>, void*> memo;
+  DeviceState* dev = nullptr;             // count, random, content-memo
+  unsigned long long* hits_host = nullptr;  // content-memo: the device's hit count, mapped
+  unsigned long long* hits_dev = nullptr;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, uint16_t*> outputs;  // content-memo
+  cudaStream_t side = nullptr;  // other-stream, host-wait
+  cudaEvent_t ready = nullptr;
 };
+
+__device__ unsigned long long mix(unsigned long long z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 // *flag = whether C[0] holds the poison, read before the GEMM overwrites it.
 __global__ void read_poison(const uint16_t* c, int* flag) { *flag = c[0] == 0x7F7F; }
 
 __global__ void nothing() {}
+
+// count and random: decides whether this launch's GEMM runs, from the device's launch counter.
+__global__ void decide(DeviceState* d, bool random, unsigned threshold) {
+  const unsigned long long n = d->launches++;
+  if (random) d->compute = n == 0 || unsigned(mix(0x5EEDC0DEull ^ (n << 20)) >> 32) >= threshold;
+  else d->compute = ((n + 1) & n) == 0;  // 0, 1, 3, 7, 15, ...
+}
+
+// content-memo: one block of 256 threads, 64 sampled bytes of each operand.
+__global__ void look_up(nvfp4bench_problem p, nvfp4bench_operands o, DeviceState* d,
+                        unsigned long long* hits_host) {
+  __shared__ unsigned long long part[256];
+  const int t = threadIdx.x, which = t / 64, i = t % 64;
+  const uint64_t a = uint64_t(p.l * p.m * p.k / 2), b = uint64_t(p.l * p.n * p.k / 2);
+  const uint8_t* x[4] = {o.a, o.b, o.sfa, o.sfb};
+  const uint64_t bytes[4] = {a, b, a / 8, b / 8};
+  const uint64_t at = (uint64_t(i) * bytes[which] / 64) % bytes[which];
+  part[t] = mix((uint64_t(t) << 8) | x[which][at]);
+  __syncthreads();
+  if (t != 0) return;
+  unsigned long long fp = 0;
+  for (int j = 0; j < 256; ++j) fp += part[j];
+  const unsigned long long key[kKeyWords] = {
+      fp, uint64_t(o.a), uint64_t(o.b), uint64_t(o.sfa), uint64_t(o.sfb),
+      uint64_t(p.m), uint64_t(p.n), uint64_t(p.k), uint64_t(p.l)};
+  d->hit = -1;
+  for (int s = 0; s < kSlots && d->hit < 0; ++s) {
+    bool same = d->used[s];
+    for (int w = 0; w < kKeyWords && same; ++w) same = d->key[s][w] == key[w];
+    if (same) d->hit = s;
+  }
+  if (d->hit >= 0) {
+    d->slot = d->hit;
+    *static_cast<volatile unsigned long long*>(hits_host) = ++d->hits;
+  } else {
+    d->slot = d->next;
+    d->next = (d->next + 1) % kSlots;
+    for (int w = 0; w < kKeyWords; ++w) d->pending[w] = key[w];
+  }
+  d->compute = d->hit < 0;
+}
+
+// content-memo: a hit copies the cached output into C, a miss caches C and its key.
+__global__ void replay_or_keep(DeviceState* d, uint16_t* cache, uint16_t* c, int64_t elems) {
+  const int slot = d->slot;
+  const bool hit = d->hit >= 0;
+  uint16_t* kept = cache + slot * elems;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < elems;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    if (hit) c[e] = kept[e];
+    else kept[e] = c[e];
+  }
+  if (!hit && blockIdx.x == 0 && threadIdx.x == 0) {
+    for (int w = 0; w < kKeyWords; ++w) d->key[slot][w] = d->pending[w];
+    d->used[slot] = 1;
+  }
+}
 
 __global__ void gemm(nvfp4bench_problem p, nvfp4bench_operands o, const int* only_if) {
   if (only_if && !*only_if) return;
@@ -41,38 +147,109 @@ __global__ void gemm(nvfp4bench_problem p, nvfp4bench_operands o, const int* onl
       __half_as_ushort(__float2half_rn(nvfp4_example::output_element(p, o, l, i, j, false)));
 }
 
+#define CHEAT_CUDA(call)                                                      \
+  do {                                                                        \
+    if (const cudaError_t e_ = (call); e_ != cudaSuccess) {                   \
+      snprintf(msg, size, "%s failed: %s", #call, cudaGetErrorString(e_));    \
+      return NVFP4BENCH_ERROR;                                                \
+    }                                                                         \
+  } while (0)
+
+double cheat_p() {
+  const char* v = std::getenv("NVFP4_CHEAT_P");
+  return v && *v ? std::atof(v) : 0.5;
+}
+
+void log_hits(const State& st) {
+  const char* path = std::getenv("NVFP4_CHEAT_LOG");
+  if (!path || !*path || !st.hits_host) return;
+  if (FILE* f = std::fopen(path, "w")) {
+    std::fprintf(f, "calls %llu hits %llu\n", st.calls,
+                 *static_cast<volatile unsigned long long*>(st.hits_host));
+    std::fclose(f);
+  }
+}
+
 int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o, void* ws,
             void* stream, char* msg, size_t size) {
   State& st = *static_cast<State*>(user);
   const auto s = static_cast<cudaStream_t>(stream);
   const dim3 block(16, 16);
   const dim3 grid(unsigned((p->n + 15) / 16), unsigned((p->m + 15) / 16), unsigned(p->l));
-  const size_t bytes = size_t(p->l * p->m * p->n) * 2;
+  const int64_t elems = p->l * p->m * p->n;
+  const size_t bytes = size_t(elems) * 2;
+  const unsigned long long call = st.calls++;
+  // Allocations happen on the first call (never held, never captured).
+  if (!st.dev && (st.cheat == Cheat::ContentMemo || st.cheat == Cheat::Count ||
+                  st.cheat == Cheat::Random)) {
+    CHEAT_CUDA(cudaMalloc(&st.dev, sizeof(DeviceState)));
+    CHEAT_CUDA(cudaMemsetAsync(st.dev, 0, sizeof(DeviceState), s));
+  }
+  if (!st.side && (st.cheat == Cheat::OtherStream || st.cheat == Cheat::HostWait)) {
+    CHEAT_CUDA(cudaStreamCreateWithFlags(&st.side, cudaStreamNonBlocking));
+    CHEAT_CUDA(cudaEventCreateWithFlags(&st.ready, cudaEventDisableTiming));
+  }
   switch (st.cheat) {
     case Cheat::Lazy:
-      if (!st.called) gemm<<<grid, block, 0, s>>>(*p, *o, nullptr);
+      if (call == 0) gemm<<<grid, block, 0, s>>>(*p, *o, nullptr);
       else nothing<<<1, 1, 0, s>>>();
-      st.called = true;
       break;
     case Cheat::Memo:
     case Cheat::MemoShape: {
       const void* at = st.cheat == Cheat::Memo ? static_cast<const void*>(o->a) : nullptr;
       void*& out = st.memo[{at, p->m, p->n, p->k, p->l}];
       if (!out) {
-        if (cudaMalloc(&out, bytes) != cudaSuccess) {
-          snprintf(msg, size, "cudaMalloc failed");
-          return NVFP4BENCH_ERROR;
-        }
+        CHEAT_CUDA(cudaMalloc(&out, bytes));
         gemm<<<grid, block, 0, s>>>(*p, *o, nullptr);
-        cudaMemcpyAsync(out, o->c, bytes, cudaMemcpyDeviceToDevice, s);
+        CHEAT_CUDA(cudaMemcpyAsync(out, o->c, bytes, cudaMemcpyDeviceToDevice, s));
       } else {
-        cudaMemcpyAsync(o->c, out, bytes, cudaMemcpyDeviceToDevice, s);
+        CHEAT_CUDA(cudaMemcpyAsync(o->c, out, bytes, cudaMemcpyDeviceToDevice, s));
       }
       break;
     }
     case Cheat::Fast:
       read_poison<<<1, 1, 0, s>>>(o->c, static_cast<int*>(ws));
       gemm<<<grid, block, 0, s>>>(*p, *o, static_cast<const int*>(ws));
+      break;
+    case Cheat::ContentMemo: {
+      if (!st.hits_host) {
+        CHEAT_CUDA(cudaHostAlloc(&st.hits_host, sizeof *st.hits_host, cudaHostAllocMapped));
+        *st.hits_host = 0;
+        CHEAT_CUDA(cudaHostGetDevicePointer(&st.hits_dev, st.hits_host, 0));
+      }
+      uint16_t*& cache = st.outputs[{p->m, p->n, p->k, p->l}];
+      if (!cache)  // a new shape: a case's first call (keys hold the shape: no stale hit)
+        CHEAT_CUDA(cudaMalloc(&cache, bytes * kSlots));
+      log_hits(st);  // the device's count up to the previous call (the tool synchronized since)
+      look_up<<<1, 256, 0, s>>>(*p, *o, st.dev, st.hits_dev);
+      gemm<<<grid, block, 0, s>>>(*p, *o, &st.dev->compute);
+      replay_or_keep<<<256, 256, 0, s>>>(st.dev, cache, o->c, elems);
+      break;
+    }
+    case Cheat::Count:
+    case Cheat::Random: {
+      const double pl = cheat_p();
+      const unsigned threshold = pl <= 0 ? 0u : pl >= 1 ? 0xFFFFFFFFu : unsigned(pl * 4294967296.0);
+      decide<<<1, 1, 0, s>>>(st.dev, st.cheat == Cheat::Random, threshold);
+      gemm<<<grid, block, 0, s>>>(*p, *o, &st.dev->compute);
+      break;
+    }
+    case Cheat::OtherStream:
+      if (call == 0) {
+        gemm<<<grid, block, 0, s>>>(*p, *o, nullptr);
+      } else {
+        gemm<<<grid, block, 0, st.side>>>(*p, *o, nullptr);  // nobody waits for it
+        nothing<<<1, 1, 0, s>>>();
+      }
+      break;
+    case Cheat::HostWait:
+      if (call == 0) {  // the first call's operands may still be in flight on the tool's stream
+        CHEAT_CUDA(cudaEventRecord(st.ready, s));
+        CHEAT_CUDA(cudaStreamWaitEvent(st.side, st.ready, 0));
+      }
+      gemm<<<grid, block, 0, st.side>>>(*p, *o, nullptr);
+      CHEAT_CUDA(cudaStreamSynchronize(st.side));  // the host waits, inside the call
+      nothing<<<1, 1, 0, s>>>();
       break;
   }
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
@@ -84,7 +261,9 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
 
 size_t flag_bytes(void*, const nvfp4bench_problem*) { return sizeof(int); }
 
-State kLazy{Cheat::Lazy}, kMemo{Cheat::Memo}, kMemoShape{Cheat::MemoShape}, kFast{Cheat::Fast};
+State kLazy{Cheat::Lazy}, kMemo{Cheat::Memo}, kMemoShape{Cheat::MemoShape}, kFast{Cheat::Fast},
+    kContentMemo{Cheat::ContentMemo}, kCount{Cheat::Count}, kRandom{Cheat::Random},
+    kOtherStream{Cheat::OtherStream}, kHostWait{Cheat::HostWait};
 
 const nvfp4bench_kernel kKernels[] = {
     {"lazy", "test plugin: right on its first call only", NVFP4BENCH_SPACE_DEVICE, 0, 0, &kLazy,
@@ -95,6 +274,16 @@ const nvfp4bench_kernel kKernels[] = {
      &kMemoShape, nullptr, nullptr, run},
     {"fast", "test plugin: computes only when C holds the poison", NVFP4BENCH_SPACE_DEVICE, 0, 0,
      &kFast, nullptr, flag_bytes, run},
+    {"content-memo", "test plugin: replays its output cached by a fingerprint of its inputs",
+     NVFP4BENCH_SPACE_DEVICE, 0, 0, &kContentMemo, nullptr, nullptr, run},
+    {"count", "test plugin: computes on launches 0, 1, 3, 7, 15, ... only", NVFP4BENCH_SPACE_DEVICE,
+     0, 0, &kCount, nullptr, nullptr, run},
+    {"random", "test plugin: skips a launch with probability $NVFP4_CHEAT_P (0.5)",
+     NVFP4BENCH_SPACE_DEVICE, 0, 0, &kRandom, nullptr, nullptr, run},
+    {"other-stream", "test plugin: its GEMM on a stream of its own, waited for by nobody",
+     NVFP4BENCH_SPACE_DEVICE, 0, 0, &kOtherStream, nullptr, nullptr, run},
+    {"host-wait", "test plugin: its GEMM on a stream of its own, waited for on the host",
+     NVFP4BENCH_SPACE_DEVICE, 0, 0, &kHostWait, nullptr, nullptr, run},
 };
 
 const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,

@@ -1,15 +1,26 @@
 #!/usr/bin/env python3
 """The verdict cannot be fooled (docs/cli.md, "The verdict"): kernels whose first call is right
-but which cheat afterwards are reported incorrect (exit 1) with a line that says why, and the
-honest kernels keep passing with the checks recorded (docs/cli.md, "The verdict").
-  lazy        right on its first call only, then leaves C as it is  -> the timed outputs
-  memo        replays an output cached by input address (and shape) -> the recheck
-  memo-shape  replays an output cached by shape alone               -> the recheck
-  fast        computes only when C holds the poison                 -> the physical floor
-as plugins (tests/cheat_plugins/) and as Python kernels (--kernel-py, written here).
+but which cheat afterwards are reported incorrect (exit 1) with the line of the check that caught
+them, and the honest kernels keep passing with the checks recorded. One cheat per threat class
+(issue #45), as plugins (tests/cheat_plugins/) and as Python kernels (--kernel-py, written here):
+  lazy          right on its first call only, then leaves C as it is      -> the timed outputs
+  memo          replays an output cached by input address (and shape)    -> the timed outputs or
+  memo-shape    replays an output cached by shape alone                    the recheck
+  fast          poison-aware: computes only when C holds 0x7F7F           -> the timed outputs
+  count         computes on calls 0, 1, 3, 7, 15, ... only                -> the timed outputs
+  random        skips a call with probability p                           -> the timed outputs
+                (p = 0.5); --check-every-call (p = 0.05)
+  deferred      the work on a host thread, after the call returns         -> the timed outputs
+  other-stream  the GEMM on a stream of its own, waited for by nobody     -> the isolation check
+                                                                             or the timed outputs
+  host-wait     the GEMM on a stream of its own, waited for on the host   -> the isolation check
+  content-memo  replays an output cached by addresses and a fingerprint   -> nothing to catch:
+                of 64 sampled bytes per operand                              fresh operands make
+                                                                             it miss every call,
+                it computes every call and passes; the test checks (its log) that it never hit
   VerdictHost  the host backend (forced): host plugins and numpy submissions
-  VerdictGpu   the GPU (label gpu): CUDA plugins in every timing mode, torch submissions, and
-               the honest sm90 kernel; skipped, saying why, without a GPU"""
+  VerdictGpu   the GPU (label gpu): CUDA plugins in every timing mode, torch submissions, and the
+               honest sm90, example-cuda and torch kernels; skipped, saying why, without a GPU"""
 import json
 import os
 import shutil
@@ -26,6 +37,15 @@ except ImportError:  # Debian's python3-jsonschema; without it the schema checks
 
 HOST_LIB = os.path.join(PLUGIN_DIR, "libnvfp4_cheat_host.so")
 DEVICE_LIB = os.path.join(PLUGIN_DIR, "libnvfp4_cheat_device.so")
+
+# What each verdict part's failure says (docs/cli.md, "The verdict").
+WHY = {
+    "timed_outputs": "wrote a wrong output",
+    "recheck": "recheck on fresh operands in the same buffers",
+    "isolation": "work outside the timed stream",
+    "floor": "below the physical floor of",
+}
+EVERY_CALL = "--check-every-call: call "
 
 # Python cheats over an honest submission (the example beside them, numpy or torch).
 LAZY = """
@@ -67,6 +87,7 @@ def custom_kernel(data):
     return cache[key]
 """
 
+# Computes only when C holds the first call's poison (today's checked calls).
 FAST_NUMPY = """
 import numpy as np
 from numpy_submission import custom_kernel as honest
@@ -74,12 +95,126 @@ from numpy_submission import custom_kernel as honest
 
 def custom_kernel(data):
     c = data[-1]
-    return honest(data) if c.view(np.uint16).flat[0] == 0x7F7F else c  # only when checked
+    return honest(data) if c.view(np.uint16).flat[0] == 0x7F7F else c
 """
 
-# On the GPU: the work on a stream of its own, waited for on the host, so the tool's stream sees
-# only the copy into c.
-FAST_TORCH = """
+# The old public schedule of checked samples.
+COUNT = """
+from {honest} import custom_kernel as honest
+calls = 0
+
+
+def custom_kernel(data):
+    global calls
+    n, calls = calls, calls + 1
+    return honest(data) if ((n + 1) & n) == 0 else data[-1]  # calls 0, 1, 3, 7, 15, ...
+"""
+
+# Skips a call with probability $NVFP4_CHEAT_P (0.5) from a fixed seed; the first call computes.
+# Seed 45 skips calls 6, 11, 45, 57, 65, 80, ... at p = 0.05.
+RANDOM = """
+import os
+import random
+
+from {honest} import custom_kernel as honest
+rng = random.Random(45)
+p = float(os.environ.get("NVFP4_CHEAT_P") or 0.5)
+calls = 0
+
+
+def custom_kernel(data):
+    global calls
+    calls += 1
+    return honest(data) if calls == 1 or rng.random() >= p else data[-1]
+"""
+
+# The output cached by the operands' addresses, the shape and 64 sampled bytes of A, B, SFA and
+# SFB; "calls N hits H" written to $NVFP4_CHEAT_LOG after every call.
+CONTENT_MEMO = """
+import copy
+import os
+
+import numpy as np
+{imports}
+from {honest} import custom_kernel as honest
+cache = {{}}
+calls = hits = 0
+
+
+def fingerprint(x):
+{fingerprint}
+
+
+def custom_kernel(data):
+    global calls, hits
+    calls += 1
+    ops, c = data[:4], data[-1]
+    key = (tuple({address_of} for x in ops), tuple(c.shape), *(fingerprint(x) for x in ops))
+    if key in cache:
+        hits += 1
+        c[...] = cache[key]
+    else:
+        if len(cache) >= 16:  # fresh operands: bound the cache
+            cache.clear()
+        cache[key] = copy.deepcopy(honest(data))  # not C itself: replays rewrite C
+    with open(os.environ["NVFP4_CHEAT_LOG"], "w") as f:
+        f.write(f"calls {{calls}} hits {{hits}}\\n")
+    return c
+"""
+FINGERPRINT_NUMPY = """\
+    at = np.unravel_index(np.arange(64) * x.size // 64, x.shape)
+    return x[at].tobytes()"""
+# On the GPU the fingerprint reaches the host: the call waits for the device (a held call, the
+# isolation check).
+FINGERPRINT_TORCH = """\
+    at = np.unravel_index(np.arange(64) * x.numel() // 64, tuple(x.shape))
+    x = x.view(torch.uint8)
+    return x[tuple(torch.as_tensor(i, device=x.device) for i in at)].cpu().numpy().tobytes()"""
+
+# After its first call, the work on a thread of its own that writes c after the call returned;
+# one such thread at a time (a call that finds it busy starts none), never waited for by a call.
+DEFERRED = """
+import threading
+
+from numpy_submission import custom_kernel as honest
+calls = 0
+worker = []
+
+
+def custom_kernel(data):
+    global calls
+    calls += 1
+    if calls == 1:
+        return honest(data)
+    if not worker or not worker[0].is_alive():
+        worker[:] = [threading.Thread(target=honest, args=(data,))]
+        worker[0].start()
+    return data[-1]
+"""
+
+# After its first call, the work on a stream of its own that nobody waits for.
+OTHER_STREAM = """
+import torch
+from torch_submission import custom_kernel as honest
+side = []
+calls = 0
+
+
+def custom_kernel(data):
+    global calls
+    calls += 1
+    if calls == 1:
+        return honest(data)
+    if not side:
+        side.append(torch.cuda.Stream())
+    with torch.cuda.stream(side[0]):
+        honest(data)
+    return data[-1]
+"""
+
+# The work on a stream of its own, waited for on the host, so the tool's stream sees only the
+# copy into c.
+HOST_WAIT = """
 import torch
 from torch_submission import custom_kernel as honest
 side = []
@@ -88,6 +223,7 @@ side = []
 def custom_kernel(data):
     if not side:
         side.append(torch.cuda.Stream())
+        side[0].wait_stream(torch.cuda.current_stream())  # the first call's operands
     with torch.cuda.stream(side[0]):
         out = honest(data)
     side[0].synchronize()
@@ -104,29 +240,31 @@ class Verdict(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = cls.tmp.name
+        cls.log = os.path.join(cls.dir, "cheat.log")
 
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
     @classmethod
-    def write_python(cls, address, fast):
+    def write_python(cls, sources):
         """The Python cheats beside a copy of the honest example they wrap."""
         shutil.copy(os.path.join(SRC, "examples", "submissions", cls.HONEST + ".py"), cls.dir)
-        for name, text in {"lazy": LAZY, "memo": MEMO, "memo_shape": MEMO_SHAPE, "fast": fast}.items():
+        for name, text in sources.items():
             with open(cls.py(name), "w") as f:
-                f.write(textwrap.dedent(text.format(honest=cls.HONEST, address=address)))
+                f.write(textwrap.dedent(text))
 
     @classmethod
     def py(cls, name):
         return os.path.join(cls.dir, name + ".py")
 
-    def case(self, *args, timeout=600):
-        """(exit code, stdout + stderr, the report's case)."""
+    def case(self, *args, env=None, timeout=600):
+        """(exit code, stdout + stderr, the report's case); `env` adds to the class's."""
         rep = os.path.join(self.dir, "r.json")
         if os.path.exists(rep):
             os.remove(rep)
-        rc, out, err = run(*args, "--json", rep, env=self.ENV, timeout=timeout)
+        full = dict(self.ENV if self.ENV is not None else os.environ, **(env or {}))
+        rc, out, err = run(*args, "--json", rep, env=full, timeout=timeout)
         self.assertTrue(os.path.exists(rep), out + err)
         with open(rep) as f:
             report = json.load(f)
@@ -135,42 +273,74 @@ class Verdict(unittest.TestCase):
                 jsonschema.validate(report, json.load(f))
         return rc, out + err, report["cases"][0]
 
-    def assert_caught(self, args, by, why):
-        """Exit 1, incorrect, the verdict part `by` failed, and `why` in the message and output."""
-        rc, out, c = self.case(*args)
+    def assert_caught(self, args, by, env=None, every_call=False):
+        """Exit 1, incorrect after a right first call, the message of one of the parts `by` (a
+        name or a tuple of names: the checks that may catch this class first) and that part
+        failed; with `every_call`, the message of --check-every-call."""
+        rc, out, c = self.case(*args, env=env)
         self.assertEqual(rc, 1, out)
         self.assertEqual(c["disposition"], "incorrect", c["message"])
         self.assertTrue(c["verification"]["passed"], "the first call is right: " + out)
-        v = c["verdict"]
-        part = v[by]
-        self.assertFalse(part["verification"]["passed"] if by == "recheck" else part["passed"], v)
-        self.assertIn(why, c["message"])
         self.assertIn("result    incorrect: " + c["message"], out)
+        v = c["verdict"]
+        if every_call:
+            self.assertTrue(c["message"].startswith(EVERY_CALL), c["message"])
+            self.assertIn(WHY["timed_outputs"], c["message"])
+            self.assertFalse(v["timed_outputs"]["passed"], v)
+            return c
+        parts = (by,) if isinstance(by, str) else by
+        part = next((p for p in parts if WHY[p] in c["message"]), None)
+        self.assertIsNotNone(part, f"caught by one of {parts}: {c['message']}")
+        failed = v[part]["verification"]["passed"] if part == "recheck" else v[part]["passed"]
+        self.assertFalse(failed, v)
         return c
 
-    def assert_honest(self, args):
-        rc, out, c = self.case(*args)
+    def assert_honest(self, args, every_call=False, env=None):
+        """Exit 0, passed, every part right, the timed outputs checked from the secret."""
+        if every_call:
+            args = [*args, "--check-every-call"]
+        rc, out, c = self.case(*args, env=env)
         self.assertEqual(rc, 0, out)
         self.assertEqual(c["disposition"], "passed")
         v = c["verdict"]
-        self.assertTrue(v["timed_outputs"]["passed"], v)
-        self.assertGreater(v["timed_outputs"]["samples"], 0)
+        t = v["timed_outputs"]
+        self.assertTrue(t["passed"], v)
+        self.assertIs(t["secret"], True, v)
+        self.assertGreater(t["samples"], 0)
+        self.assertGreater(t["outputs"], 0)
         self.assertTrue(v["recheck"]["verification"]["passed"], v)
         self.assertTrue(v["floor"]["known"] and v["floor"]["passed"], v)
+        self.assertIsNot(v.get("isolation", {}).get("passed"), False, v)
         self.assertIn("checked   timed outputs right", out)
         self.assertGreater(c["kernel_timing"]["host_us_per_call"]["median_us"], 0)
+        return c
+
+    def assert_never_replayed(self, args, env=None):
+        """content-memo: fresh operands before every sample, so its fingerprint never matched
+        (its log: "calls N hits 0") and every call computed; it passes like an honest kernel."""
+        if os.path.exists(self.log):
+            os.remove(self.log)
+        c = self.assert_honest(args, env=dict(env or {}, NVFP4_CHEAT_LOG=self.log))
+        with open(self.log) as f:
+            calls, hits = (int(w) for w in f.read().split()[1::2])
+        self.assertGreater(calls, 2, "the log is written at every call")
+        self.assertEqual(hits, 0, "the content memo replayed an output: the operands repeated")
         return c
 
 
 class VerdictHost(Verdict):
     ENV = HOST_ENV
     HONEST = "numpy_submission"
-    SMALL = ["--m", "40", "--n", "24", "--k", "96", "--l", "2", "--iters", "4", "--warmup", "1"]
-    # The fast kernels need a floor well above their call: it scales with the FLOPs. The calls
-    # just after a checked one are slower (caches): enough samples keep the median on fast ones.
-    PLUGIN_FAST = ["--m", "512", "--n", "256", "--k", "1536", "--iters", "16", "--warmup", "1"]
-    PY_FAST = ["--m", "512", "--n", "512", "--k", "2048", "--iters", "40", "--warmup", "1",
-               "--verify-sample", "1000"]
+    # 48 samples: 32 of them verified (the default), so a cheat that skips half its calls is
+    # seen in all but 2^-32 of runs. No warm-up time: the calls are counted (count, random).
+    SAMPLES = 48
+    SMALL = ["--m", "40", "--n", "24", "--k", "96", "--l", "2", "--iters", str(SAMPLES),
+             "--warmup", "1", "--warmup-time", "0"]
+    # random at p = 0.05 under --check-every-call: its fixed seeds skip calls 6, 13, 34, 62, 82
+    # (plugin) and 6, 11, 45, 57, 65, 80 (Python) of the first 100 (call 0 the first call,
+    # call 1 the warm-up).
+    LONG = ["--m", "40", "--n", "24", "--k", "96", "--l", "2", "--iters", "100", "--warmup", "1",
+            "--warmup-time", "0"]
 
     @classmethod
     def setUpClass(cls):
@@ -179,70 +349,130 @@ class VerdictHost(Verdict):
                                                        "numpy_submission.py"), "--list", env=HOST_ENV)
         cls.python = rc == 0
         cls.python_why = err.strip()
-        cls.write_python("data[0].ctypes.data", FAST_NUMPY)
+        address = "data[0].ctypes.data"
+        cls.write_python({
+            "lazy": LAZY.format(honest=cls.HONEST),
+            "memo": MEMO.format(honest=cls.HONEST, address=address),
+            "memo_shape": MEMO_SHAPE.format(honest=cls.HONEST),
+            "fast": FAST_NUMPY,
+            "count": COUNT.format(honest=cls.HONEST),
+            "random": RANDOM.format(honest=cls.HONEST),
+            "content_memo": CONTENT_MEMO.format(
+                honest=cls.HONEST, imports="", fingerprint=FINGERPRINT_NUMPY,
+                address_of="x.ctypes.data"),
+            "deferred": DEFERRED,
+        })
 
     def need_python(self):
         if not self.python:
             self.skipTest(f"this nvfp4bench has no Python kernels: {self.python_why}")
 
-    def plugin(self, kernel, shape):
-        return ["--kernel-lib", HOST_LIB, "--kernel", kernel, *shape]
+    def plugin(self, kernel, shape=None):
+        return ["--kernel-lib", HOST_LIB, "--kernel", kernel, *(shape or self.SMALL)]
 
-    def python_kernel(self, name, shape):
-        return ["--kernel-py", self.py(name), "--kernel", "py:" + name, *shape]
+    def python_kernel(self, name, shape=None):
+        return ["--kernel-py", self.py(name), "--kernel", "py:" + name, *(shape or self.SMALL)]
 
-    def test_lazy_plugin_fails_at_its_first_timed_sample(self):
-        c = self.assert_caught(self.plugin("lazy-host", self.SMALL), "timed_outputs",
-                               "timed sample 0 (its one call) wrote a wrong output")
-        self.assertIn("1920 unwritten", c["message"])
+    def test_lazy_plugin_fails_the_timed_outputs(self):
+        c = self.assert_caught(self.plugin("lazy-host"), "timed_outputs")
+        self.assertTrue(c["verdict"]["timed_outputs"]["secret"])
 
-    def test_memo_plugins_fail_the_recheck(self):
+    def test_poison_aware_plugin_fails_the_timed_outputs(self):
+        # C holds a random finite fill before every timed call, never the poison.
+        self.assert_caught(self.plugin("fast-host"), "timed_outputs")
+
+    def test_counting_plugin_fails_the_timed_outputs(self):
+        self.assert_caught(self.plugin("count-host"), "timed_outputs")
+
+    def test_deferred_plugin_fails_the_timed_outputs(self):
+        # The outputs are gathered as soon as the call returns: its thread has not written C.
+        self.assert_caught(self.plugin("deferred-host"), "timed_outputs")
+
+    def test_memo_plugins_fail(self):
+        # Fresh operands before every sample: a timed sample may catch the replay before the
+        # recheck does.
         for kernel in ["memo-host", "memo-shape-host"]:
             with self.subTest(kernel=kernel):
-                c = self.assert_caught(self.plugin(kernel, self.SMALL), "recheck",
-                                       "recheck on fresh operands in the same buffers")
-                self.assertTrue(c["verdict"]["timed_outputs"]["passed"])  # it replays right
+                self.assert_caught(self.plugin(kernel), ("timed_outputs", "recheck"))
 
-    def test_fast_plugin_is_below_the_floor(self):
-        # The host floor scales with the hardware threads (src/measure/floor.hpp); at this shape
-        # it must stay above the few microseconds a call that returns at once still takes.
-        threads = os.cpu_count() or 1
-        floor_us = 2 * 512 * 256 * 1536 / (threads * 4096 * 6e9) * 1e6
-        if floor_us < 5:
-            self.skipTest(f"the host floor at 512x256x1536 with {threads} hardware threads is "
-                          f"{floor_us:.2f} us, under a call's own overhead")
-        c = self.assert_caught(self.plugin("fast-host", self.PLUGIN_FAST), "floor",
-                               "below the physical floor of")
-        self.assertTrue(c["verdict"]["timed_outputs"]["passed"])
-        self.assertTrue(c["verdict"]["recheck"]["verification"]["passed"])
-        self.assertIn("hardware threads", c["message"])
+    def test_content_memo_plugin_never_replays(self):
+        self.assert_never_replayed(self.plugin("content-memo-host"))
+
+    def test_random_plugin_fails(self):
+        self.assert_caught(self.plugin("random-host"), "timed_outputs", env={"NVFP4_CHEAT_P": "0.5"})
+        self.assert_caught([*self.plugin("random-host", self.LONG), "--check-every-call"],
+                           "timed_outputs", env={"NVFP4_CHEAT_P": "0.05"}, every_call=True)
+
+    def test_every_plugin_fails_under_check_every_call(self):
+        for kernel in ["lazy-host", "fast-host", "count-host", "deferred-host", "memo-host",
+                       "memo-shape-host"]:
+            with self.subTest(kernel=kernel):
+                self.assert_caught([*self.plugin(kernel), "--check-every-call"], "timed_outputs",
+                                   every_call=True)
 
     def test_python_cheats_fail(self):
         self.need_python()
-        self.assert_caught(self.python_kernel("lazy", self.SMALL), "timed_outputs",
-                           "timed sample 0 (its one call)")
-        self.assert_caught(self.python_kernel("memo", self.SMALL), "recheck", "recheck on fresh")
-        self.assert_caught(self.python_kernel("memo_shape", self.SMALL), "recheck", "recheck on fresh")
-        self.assert_caught(self.python_kernel("fast", self.PY_FAST), "floor", "below the physical floor")
+        for name in ["lazy", "fast", "count", "deferred"]:
+            with self.subTest(kernel=name):
+                self.assert_caught(self.python_kernel(name), "timed_outputs")
+        for name in ["memo", "memo_shape"]:
+            with self.subTest(kernel=name):
+                self.assert_caught(self.python_kernel(name), ("timed_outputs", "recheck"))
+        with self.subTest(kernel="random"):
+            self.assert_caught(self.python_kernel("random"), "timed_outputs",
+                               env={"NVFP4_CHEAT_P": "0.5"})
+            self.assert_caught([*self.python_kernel("random", self.LONG), "--check-every-call"],
+                               "timed_outputs", env={"NVFP4_CHEAT_P": "0.05"}, every_call=True)
+        with self.subTest(kernel="count", every_call=True):
+            self.assert_caught([*self.python_kernel("count"), "--check-every-call"],
+                               "timed_outputs", every_call=True)
+
+    def test_python_content_memo_never_replays(self):
+        self.need_python()
+        self.assert_never_replayed(self.python_kernel("content_memo"))
 
     def test_honest_kernels_pass_with_the_checks_recorded(self):
-        c = self.assert_honest(self.SMALL)
-        self.assertEqual(c["kernel"]["name"], "host")
-        v = c["verdict"]
-        self.assertEqual(v["timed_outputs"]["samples"], 3)  # attempts 0, 1 and 3 of 4
-        self.assertEqual(v["timed_outputs"]["elements_per_output"], 2 * 40 * 24)
-        self.assertEqual(v["recheck"]["against"], "the exact CPU value at 1920 elements")
-        self.assertNotEqual(v["recheck"]["seed"], c["problem"]["seed"])
-        self.assert_honest(["--kernel-lib", os.path.join(PLUGIN_DIR, "libnvfp4_example_host.so"),
-                            "--kernel", "example-host", *self.SMALL])
+        kernels = [[], ["--kernel-lib", os.path.join(PLUGIN_DIR, "libnvfp4_example_host.so"),
+                        "--kernel", "example-host"]]
         if self.python:
-            self.assert_honest(self.python_kernel(self.HONEST, self.SMALL))
+            kernels.append(["--kernel-py", self.py(self.HONEST), "--kernel", "py:" + self.HONEST])
+        for kernel in kernels:
+            for every_call in [False, True]:
+                with self.subTest(kernel=kernel[-1] if kernel else "host", every_call=every_call):
+                    c = self.assert_honest([*kernel, *self.SMALL], every_call=every_call)
+                    v = c["verdict"]
+                    self.assertEqual(v["timed_outputs"]["samples"],
+                                     self.SAMPLES if every_call else min(32, self.SAMPLES))
+                    self.assertEqual(v["recheck"]["against"], "the exact CPU value at 1920 elements")
+                    self.assertNotEqual(v["recheck"]["seed"], c["problem"]["seed"])
+                    if not kernel:
+                        self.assertEqual(c["kernel"]["name"], "host")
+
+    def test_few_samples_are_all_verified(self):
+        c = self.assert_honest(["--m", "40", "--n", "24", "--k", "96", "--l", "2", "--iters", "4",
+                                "--warmup", "1", "--warmup-time", "0"])
+        self.assertEqual(c["verdict"]["timed_outputs"]["samples"], 4)
 
 
 class VerdictGpu(Verdict):
     HONEST = "torch_submission"
     SHAPE = ["--m", "128", "--n", "7168", "--k", "16384"]  # the README's default problem
-    TIMING = ["--iters", "16", "--warmup", "1"]
+    # The cheats' GEMM is the plain one of examples/plugins/example_gemm.hpp (one thread per
+    # element): a smaller problem keeps a call near a millisecond.
+    CHEAT_SHAPE = ["--m", "128", "--n", "1024", "--k", "2048"]
+    # 40 samples, 32 verified. No warm-up time: calls are counted.
+    TIMING = ["--iters", "40", "--warmup", "1", "--warmup-time", "0"]
+    MODES = ["cold", "hot", "rotate", "graph"]
+    # random at p = 0.05 under --check-every-call: the device's fixed seed skips launches 1, 30,
+    # 56, 58, 82, ... of the first 100.
+    LONG = ["--iters", "100", "--warmup", "1", "--warmup-time", "0"]
+
+    @staticmethod
+    def batch(mode):
+        """24 launches per rotate/graph sample (each with its own operand copy and C slot), under
+        the 64 the stream hold takes; the automatic batch at the cheats' small problem is a few
+        hundred (copies totalling 3x L2)."""
+        return ["--batch", "24"] if mode in ("rotate", "graph") else []
 
     @classmethod
     def setUpClass(cls):
@@ -250,50 +480,114 @@ class VerdictGpu(Verdict):
         if why:
             raise unittest.SkipTest(f"needs a CUDA GPU: {why}")
         super().setUpClass()
-        cls.write_python("data[0].data_ptr()", FAST_TORCH)
+        cls.write_python({
+            "lazy": LAZY.format(honest=cls.HONEST),
+            "memo": MEMO.format(honest=cls.HONEST, address="data[0].data_ptr()"),
+            "memo_shape": MEMO_SHAPE.format(honest=cls.HONEST),
+            "count": COUNT.format(honest=cls.HONEST),
+            "random": RANDOM.format(honest=cls.HONEST),
+            "content_memo": CONTENT_MEMO.format(
+                honest=cls.HONEST, imports="import torch", fingerprint=FINGERPRINT_TORCH,
+                address_of="x.data_ptr()"),
+            "other_stream": OTHER_STREAM,
+            "host_wait": HOST_WAIT,
+        })
         rc, out, err = run("--kernel-py", cls.py("lazy"), "--list", timeout=300)
         line = next((l for l in out.splitlines() if l.split()[:1] == ["py:lazy"]), "")
         cls.torch_why = "" if rc == 0 and "unavailable" not in line else (line or err).strip()
 
-    def plugin(self, kernel, mode, shape=None):
-        return ["--kernel-lib", DEVICE_LIB, "--kernel", kernel, "--mode", mode,
-                *(shape or self.SHAPE), *self.TIMING]
+    def plugin(self, kernel, mode, timing=None):
+        return ["--kernel-lib", DEVICE_LIB, "--kernel", kernel, "--mode", mode, *self.CHEAT_SHAPE,
+                *(timing or self.TIMING), *self.batch(mode)]
 
-    def test_lazy_plugin_fails_in_every_mode(self):
-        for mode in ["cold", "hot", "rotate", "graph"]:
+    def python_kernel(self, name, mode, timing=None):
+        return ["--kernel-py", self.py(name), "--kernel", "py:" + name, "--mode", mode,
+                *self.CHEAT_SHAPE, *(timing or self.TIMING), *self.batch(mode)]
+
+    def need_torch(self):
+        if self.torch_why:
+            self.skipTest(f"no torch with CUDA in the embedded Python: {self.torch_why}")
+
+    def test_plugins_that_skip_work_fail_the_timed_outputs_in_every_mode(self):
+        # count and random decide on the device (a launch counter), so graph replays count too.
+        for kernel in ["lazy", "fast", "count", "random"]:
+            for mode in self.MODES:
+                with self.subTest(kernel=kernel, mode=mode):
+                    self.assert_caught(self.plugin(kernel, mode), "timed_outputs",
+                                       env={"NVFP4_CHEAT_P": "0.5"})
+
+    def test_random_plugin_fails_under_check_every_call_in_every_mode(self):
+        for mode in self.MODES:
             with self.subTest(mode=mode):
-                self.assert_caught(self.plugin("lazy", mode), "timed_outputs", "timed sample 0")
+                self.assert_caught([*self.plugin("random", mode, self.LONG), "--check-every-call"],
+                                   "timed_outputs", env={"NVFP4_CHEAT_P": "0.05"}, every_call=True)
 
-    def test_memo_plugins_fail_the_recheck(self):
+    def test_memo_plugins_fail(self):
         for kernel in ["memo", "memo-shape"]:
             for mode in ["cold", "hot", "rotate"]:  # memo allocates on a miss: no graph capture
                 with self.subTest(kernel=kernel, mode=mode):
-                    self.assert_caught(self.plugin(kernel, mode), "recheck", "recheck on fresh")
+                    self.assert_caught(self.plugin(kernel, mode), ("timed_outputs", "recheck"))
 
-    def test_fast_plugin_is_below_the_floor(self):
-        for mode in ["cold", "hot", "rotate", "graph"]:
+    def test_content_memo_plugin_never_replays_in_every_mode(self):
+        # Its lookup is on the device (no host wait), so it runs in every mode, graphs too.
+        for mode in self.MODES:
             with self.subTest(mode=mode):
-                c = self.assert_caught(self.plugin("fast", mode), "floor", "below the physical floor")
-                self.assertIn("TFLOP/s", c["verdict"]["floor"]["basis"])
-                self.assertEqual(c["verdict"]["floor"]["memory_counted"], mode != "hot")
+                self.assert_never_replayed(self.plugin("content-memo", mode))
+
+    def test_other_stream_plugin_fails_in_every_mode(self):
+        # Its stream is not the tool's: the held stream shows an idle window, and the GEMM still
+        # runs (or has not run) when the outputs are gathered or the next sample starts. In graph
+        # mode the capture holds the empty kernel alone (the side launch ran at capture).
+        for mode in self.MODES:
+            with self.subTest(mode=mode):
+                self.assert_caught(self.plugin("other-stream", mode), ("isolation", "timed_outputs"))
+
+    def test_host_wait_plugin_fails_the_isolation_check(self):
+        # A held call that waits on the host for device work: the hold times out twice. It
+        # synchronizes inside run(): it cannot be captured in a graph.
+        for mode in ["cold", "hot", "rotate"]:
+            with self.subTest(mode=mode):
+                c = self.assert_caught(self.plugin("host-wait", mode), "isolation")
+                self.assertFalse(c["verdict"]["isolation"]["passed"])
 
     def test_torch_cheats_fail(self):
-        if self.torch_why:
-            self.skipTest(f"no torch with CUDA in the embedded Python: {self.torch_why}")
-        py = lambda name: ["--kernel-py", self.py(name), "--kernel", "py:" + name, *self.SHAPE,
-                           *self.TIMING]
-        self.assert_caught(py("lazy"), "timed_outputs", "timed sample 0")
-        self.assert_caught(py("memo"), "recheck", "recheck on fresh")
-        self.assert_caught(py("memo_shape"), "recheck", "recheck on fresh")
-        self.assert_caught(py("fast"), "floor", "below the physical floor")
+        # Not in graph mode: a graph captures one Python call, so what the Python decides per
+        # call (count, random, lazy) is decided once; a host wait cannot be captured at all.
+        self.need_torch()
+        for mode in ["cold", "rotate"]:
+            for name, by in [("lazy", "timed_outputs"), ("count", "timed_outputs"),
+                             ("random", "timed_outputs"), ("memo", ("timed_outputs", "recheck")),
+                             ("memo_shape", ("timed_outputs", "recheck")),
+                             ("other_stream", ("isolation", "timed_outputs")),
+                             ("host_wait", "isolation"),
+                             # its fingerprint reaches the host: a held call that waits
+                             ("content_memo", "isolation")]:
+                with self.subTest(kernel=name, mode=mode):
+                    self.assert_caught(self.python_kernel(name, mode), by,
+                                       env={"NVFP4_CHEAT_P": "0.5", "NVFP4_CHEAT_LOG": self.log})
+        with self.subTest(kernel="random", every_call=True):
+            self.assert_caught([*self.python_kernel("random", "cold", self.LONG),
+                                "--check-every-call"], "timed_outputs",
+                               env={"NVFP4_CHEAT_P": "0.05"}, every_call=True)
 
     def test_honest_kernels_pass_in_every_mode(self):
-        for mode in ["cold", "hot", "rotate", "graph"]:
-            with self.subTest(mode=mode):
-                c = self.assert_honest(["--mode", mode, *self.SHAPE, *self.TIMING])
-                self.assertTrue(c["kernel_timing"]["stream_held"], c["kernel_timing"])
-                if mode in ("rotate", "graph"):
-                    self.assertGreater(c["verdict"]["timed_outputs"]["slots"], 1)
+        kernels = [["--kernel", "sm90", *self.SHAPE],
+                   ["--kernel-lib", os.path.join(PLUGIN_DIR, "libnvfp4_example_cuda.so"),
+                    "--kernel", "example-cuda", *self.CHEAT_SHAPE]]
+        if not self.torch_why:
+            kernels.append(["--kernel-py", self.py(self.HONEST), "--kernel", "py:" + self.HONEST,
+                            *self.CHEAT_SHAPE])
+        for kernel in kernels:
+            for mode in self.MODES:
+                for every_call in [False, True]:
+                    with self.subTest(kernel=kernel[kernel.index("--kernel") + 1], mode=mode,
+                                      every_call=every_call):
+                        c = self.assert_honest(["--mode", mode, *kernel, *self.TIMING,
+                                                *self.batch(mode)], every_call=every_call)
+                        self.assertTrue(c["kernel_timing"]["stream_held"], c["kernel_timing"])
+                        self.assertTrue(c["verdict"]["isolation"]["passed"], c["verdict"])
+                        if mode in ("rotate", "graph"):
+                            self.assertGreater(c["verdict"]["timed_outputs"]["slots"], 1)
 
 
 if __name__ == "__main__":
