@@ -1,0 +1,644 @@
+// The model test of issue 47 (a small-M sm90 path without a B ring): the lean streaming loop alone
+// on the natural NVFP4 layout at M = 16, before anyone builds the path (bench/notes-sm90-stream.md).
+// Each warp streams its own B rows from global memory into registers with 128-bit loads, two
+// groups (8 K blocks) ahead, with no shared-memory staging of B and no mbarriers. Work is split
+// warp-granular stream-K: units (slice, 16-row panel, group of 4 K blocks) in that order, an equal
+// contiguous range per warp over all warps of all SMs. Three variants of the same loop:
+//   load     the loads alone; every loaded word is folded into an xor (LOP3) so no load is dead
+//   decode   + the existing E2M1 -> fp16 fragment decode with the E4M3 scale (decode_frag); the
+//            fragments are folded with 8 HFMA2 per K block in place of the 8 HMMA
+//   mma      + mma.sync m16n8k16: decoded B as the A operand, the activations (A, decoded once per
+//            CTA into a shared slab) as the B operand, FP32 accumulators; a warp's partial of a
+//            panel-slice goes to an fp32 workspace by red.global.add.v2.f32, and the last arriver
+//            of a panel (a counter per panel) writes the fp16 output and clears its workspace
+// K is split into slices of <= 8 groups (2048 K) so a CTA's A slab (<= 2 slices, 64 KB each) fits
+// in shared memory. mma's output is checked bit for bit against a naive reference kernel in this
+// binary (dequantize, fp32 dot in K order) on the project's generator's data (GpuMode: every sum
+// is exact in fp32, so any order gives the same bits), with the reference spot-checked against an
+// exact CPU sum; the Normal distribution is checked with rtol = atol = 1e-3 (fp32 order differs).
+// Timing: cold (a 2x L2 memset before each sample, as src/measure does), CUDA events around one
+// launch, median of the samples.
+// Usage: build/sm90_stream_bench [samples, default 30]   (sm_90a; NVFP4_BUILD_BENCH=ON)
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/sm90/decode.hpp"
+#include "src/device/cuda_check.hpp"
+#include "src/format/nvfp4.hpp"
+#include "src/problem/problem.hpp"
+
+namespace nvfp4::sm90::streambench {
+
+enum Variant { kLoad = 0, kDecode = 1, kMma = 2 };
+const char* const kVariantNames[3] = {"load", "+decode", "+mma"};
+
+constexpr int kM = 16;                // the activations' rows (the model test is M = 16 only)
+constexpr int kGroupK = 256;          // K elements of one group: 4 K blocks of 64
+constexpr int kGroupRowBytes = 128;   // code bytes of one B row in a group
+constexpr int kGroupRowScales = 16;   // scale bytes of one B row in a group
+constexpr int kSlabBlockBytes = 2048; // fp16 A of one K block in the slab: 16 rows x 4 lanes x 32 B
+constexpr int kSlabGroupBytes = 4 * kSlabBlockBytes;
+constexpr int kMaxSliceGroups = 8;    // 2048 K: 64 KB of fp16 A a slice
+
+// Groups per slice: the largest divisor of the groups per row that is <= kMaxSliceGroups.
+constexpr int slice_groups(int groups_per_row) {
+  for (int g = kMaxSliceGroups; g > 1; --g)
+    if (groups_per_row % g == 0) return g;
+  return 1;
+}
+
+struct Params {
+  const uint8_t* a;    // [16, K/2]
+  const uint8_t* sfa;  // linear [16, K/16]
+  const uint8_t* b;    // [N, K/2]
+  const uint8_t* sfb;  // linear [N, K/16]
+  uint16_t* c;         // [16, N] fp16
+  float* ws;           // [N, 16] fp32 partial sums, zero between launches (the last arriver clears)
+  int* cnt;            // [N/16] groups summed per panel, zero between launches
+  uint32_t* sink;      // keeps load / decode alive; written only when a fold hits a magic value
+  int n;
+  int panels;          // N / 16
+  int64_t units;       // slices * panels * groups per slice
+};
+
+// ---------------------------------------------------------------------------------------------
+// Device helpers
+
+// Streamed once: no L1 allocation.
+__device__ __forceinline__ uint4 ldg_stream(const uint8_t* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+// Scale bytes: a 16-byte row segment read by 8 loads of 4 lanes each, so through L1.
+__device__ __forceinline__ uint32_t ldg_u16(const uint8_t* p) {
+  return __ldg(reinterpret_cast<const unsigned short*>(p));
+}
+
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t hfma2_bits(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// One group of a lane's B bytes, lane = (g = lane / 4, c = lane % 4): rows g and g + 8 of the
+// panel, 16-byte chunks c and 4 + c of each row's 128 group bytes (each load instruction reads 64
+// contiguous bytes a row: whole sectors), i.e. scale blocks {2c, 2c+1} and {8+2c, 9+2c} of the
+// group's 16; and their four scale bytes as two 16-bit loads a row.
+struct Buf {
+  uint4 g0, g1, h0, h1;      // row g chunk c, row g chunk 4+c, row g+8 chunk c, row g+8 chunk 4+c
+  uint32_t sg0, sg1, sh0, sh1;  // scale bytes {2c, 2c+1}, {8+2c, 9+2c} of row g, then of row g+8
+};
+
+template <int kK>
+__device__ __forceinline__ void load_group(Buf& b, const uint8_t* cp, const uint8_t* sp) {
+  constexpr int kRow = kK / 2, kSRow = kK / 16;
+  b.g0 = ldg_stream(cp);
+  b.g1 = ldg_stream(cp + 64);
+  b.h0 = ldg_stream(cp + 8 * kRow);
+  b.h1 = ldg_stream(cp + 8 * kRow + 64);
+  b.sg0 = ldg_u16(sp);
+  b.sg1 = ldg_u16(sp + 8);
+  b.sh0 = ldg_u16(sp + 8 * kSRow);
+  b.sh1 = ldg_u16(sp + 8 * kSRow + 8);
+}
+
+// "Virtual" K block j (0..3) of a group: lane c holds scale block 2c + (j & 1) + 8 (j >> 1) of it,
+// so the mma k index of lane c maps to that block's K order of decode_frag. The A slab is written
+// in the same order (decode_a_slab), which is all a K permutation needs.
+template <int J>
+__device__ __forceinline__ void block_words(const Buf& b, uint2& w0, uint2& w1, uint32_t& sc01) {
+  const uint4& r0 = (J >> 1) ? b.g1 : b.g0;
+  const uint4& r1 = (J >> 1) ? b.h1 : b.h0;
+  w0 = (J & 1) ? make_uint2(r0.z, r0.w) : make_uint2(r0.x, r0.y);
+  w1 = (J & 1) ? make_uint2(r1.z, r1.w) : make_uint2(r1.x, r1.y);
+  // decode_frag wants row g's scale byte low, row g+8's next
+  sc01 = __byte_perm((J >> 1) ? b.sg1 : b.sg0, (J >> 1) ? b.sh1 : b.sh0, (J & 1) ? 0x0051 : 0x0040);
+}
+
+// The CTA's A slab: for each slice it holds, group, virtual K block j, row m (16) and lane column
+// c (4), 32 bytes = the mma B-operand registers of lane (g = m % 8, c) for k-steps 0..3 (word 2s
+// = K {s, s+4} of the scale block, word 2s+1 = K {8+s, 12+s}, decode_frag's order), in two
+// 16-byte halves (k-steps 0-1, 2-3) swapped on odd rows so that 8 lanes of an LDS.128 hit 8
+// different bank groups.
+template <int kK>
+__device__ void decode_a_slab(const Params& q, uint8_t* slab, int s_first, int s_count) {
+  constexpr int kGs = slice_groups(kK / kGroupK);
+  const int entries = s_count * kGs * 4 * kM * 4;
+  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
+    const int c = e & 3, m = (e >> 2) & 15, j = (e >> 6) & 3, rest = e >> 8;
+    const int gl = rest % kGs, slot = rest / kGs;
+    const int grp = (s_first + slot) * kGs + gl;
+    const int sb = 2 * c + (j & 1) + 8 * (j >> 1);
+    const uint2 w = *reinterpret_cast<const uint2*>(q.a + m * (kK / 2) + grp * kGroupRowBytes + sb * 8);
+    const uint32_t s = q.sfa[m * (kK / 16) + grp * kGroupRowScales + sb];
+    const uint32_t ms = scale2_boosted(s | (s << 8));
+    const uint4 lo = make_uint4(hmul2_bits(e2m1x2_raw<0>(w.x), ms), hmul2_bits(e2m1x2_raw<0>(w.y), ms),
+                                hmul2_bits(e2m1x2_raw<1>(w.x), ms), hmul2_bits(e2m1x2_raw<1>(w.y), ms));
+    const uint4 hi = make_uint4(hmul2_bits(e2m1x2_raw<2>(w.x), ms), hmul2_bits(e2m1x2_raw<2>(w.y), ms),
+                                hmul2_bits(e2m1x2_raw<3>(w.x), ms), hmul2_bits(e2m1x2_raw<3>(w.y), ms));
+    uint8_t* dst = slab + ((slot * kGs + gl) * 4 + j) * kSlabBlockBytes + m * 128 + c * 32;
+    const int sw = (m & 1) * 16;
+    *reinterpret_cast<uint4*>(dst + sw) = lo;
+    *reinterpret_cast<uint4*>(dst + (16 - sw)) = hi;
+  }
+}
+
+// A warp's partial of one panel-slice segment (seg groups) into the workspace; the warp whose
+// add completes the panel's K writes the fp16 panel and clears its workspace and counter.
+__device__ __forceinline__ void flush_panel(const Params& q, float (&acc)[2][4], int p, int seg, int lane,
+                                            int groups_per_row) {
+  const int g = lane >> 2, c = lane & 3;
+  float* w = q.ws + int64_t(p) * (16 * kM);
+#pragma unroll
+  for (int t = 0; t < 2; ++t) {
+    atomicAdd(reinterpret_cast<float2*>(w + g * kM + 8 * t + 2 * c), make_float2(acc[t][0], acc[t][1]));
+    atomicAdd(reinterpret_cast<float2*>(w + (g + 8) * kM + 8 * t + 2 * c), make_float2(acc[t][2], acc[t][3]));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[t][i] = 0.0f;
+  }
+  __threadfence();  // every lane's adds before the counter (threadFenceReduction's pattern)
+  __syncwarp();
+  int last = 0;
+  if (lane == 0) last = atomicAdd(q.cnt + p, seg) + seg == groups_per_row;
+  last = __shfl_sync(0xFFFFFFFFu, last, 0);
+  if (last) {
+    __threadfence();
+    float4* src = reinterpret_cast<float4*>(w) + 2 * lane;  // row n = lane / 2, m = 8 (lane & 1) ..
+    const float4 v0 = __ldcg(src), v1 = __ldcg(src + 1);
+    const float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+    const int64_t n = int64_t(p) * 16 + (lane >> 1);
+    const int m0 = 8 * (lane & 1);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) q.c[int64_t(m0 + i) * q.n + n] = __half_as_ushort(__float2half_rn(v[i] * kAccUnscale));
+    __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
+    __stcg(src + 1, make_float4(0.f, 0.f, 0.f, 0.f));
+    if (lane == 0) q.cnt[p] = 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The streaming kernel: one CTA per SM, kW warps.
+template <int V, int kK, int kW>
+__global__ void __launch_bounds__(kW * 32, 1) stream_kernel(const Params q) {
+  constexpr int kGs = slice_groups(kK / kGroupK);
+  constexpr int kGroupsPerRow = kK / kGroupK;
+  extern __shared__ __align__(16) uint8_t slab[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  const int64_t total_warps = int64_t(gridDim.x) * kW, gw = int64_t(blockIdx.x) * kW + warp;
+  const int64_t u0 = gw * q.units / total_warps, u1 = (gw + 1) * q.units / total_warps;
+  const int n = static_cast<int>(u1 - u0);
+  const int64_t per_slice = int64_t(q.panels) * kGs;
+
+  // load cursor (slice, panel, group in slice) and this lane's code / scale pointers
+  int ld_s = static_cast<int>(u0 / per_slice);
+  const int64_t r0 = u0 - ld_s * per_slice;
+  int ld_p = static_cast<int>(r0 / kGs), ld_gl = static_cast<int>(r0 % kGs);
+  const uint8_t *cp, *sp;
+  auto set_ptrs = [&] {
+    const int64_t row = int64_t(ld_p) * 16 + g;
+    const int col = ld_s * kGs + ld_gl;
+    cp = q.b + row * (kK / 2) + col * kGroupRowBytes + 16 * c;
+    sp = q.sfb + row * (kK / 16) + col * kGroupRowScales + 2 * c;
+  };
+  set_ptrs();
+  auto load_next = [&](Buf& b) {
+    load_group<kK>(b, cp, sp);
+    if (++ld_gl < kGs) {
+      cp += kGroupRowBytes;
+      sp += kGroupRowScales;
+    } else {
+      ld_gl = 0;
+      if (++ld_p == q.panels) {
+        ld_p = 0;
+        ++ld_s;
+      }
+      set_ptrs();
+    }
+  };
+
+  Buf b0, b1, b2;
+  if (n > 0) load_next(b0);
+  if (n > 1) load_next(b1);
+
+  // compute cursor: panel and group in slice, and the slab slice it reads
+  int c_p = static_cast<int>(r0 / kGs), c_gl = static_cast<int>(r0 % kGs);
+  uint32_t slab_slice = 0;  // byte offset of the current slice in the slab
+  if constexpr (V == kMma) {
+    const int64_t cu0 = int64_t(blockIdx.x) * kW * q.units / total_warps;
+    const int64_t cu1 = int64_t(blockIdx.x + 1) * kW * q.units / total_warps;
+    const int s_first = static_cast<int>(cu0 / per_slice);
+    const int s_count = cu1 > cu0 ? static_cast<int>((cu1 - 1) / per_slice) - s_first + 1 : 0;
+    decode_a_slab<kK>(q, slab, s_first, s_count);
+    __syncthreads();
+    slab_slice = uint32_t(static_cast<int>(u0 / per_slice) - s_first) * (kGs * kSlabGroupBytes);
+  }
+  if (n <= 0) return;
+
+  const uint32_t off0 = g * 128 + c * 32 + (g & 1) * 16;         // k-steps 0-1 of row g (tile 0)
+  const uint32_t off1 = g * 128 + c * 32 + ((g & 1) ^ 1) * 16;   // k-steps 2-3
+  float acc[2][4];
+#pragma unroll
+  for (int t = 0; t < 2; ++t)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[t][i] = 0.0f;
+  uint32_t fold = 0, fold2 = 0;
+  int seg = 0;
+
+  auto consume = [&](const Buf& b, int i) {
+    if constexpr (V == kLoad) {
+      fold ^= b.g0.x ^ b.g0.y ^ b.g0.z ^ b.g0.w ^ b.g1.x ^ b.g1.y ^ b.g1.z ^ b.g1.w;
+      fold2 ^= b.h0.x ^ b.h0.y ^ b.h0.z ^ b.h0.w ^ b.h1.x ^ b.h1.y ^ b.h1.z ^ b.h1.w;
+      fold ^= b.sg0 ^ b.sg1 ^ b.sh0 ^ b.sh1;
+    } else {
+      const uint8_t* ag = slab + slab_slice + c_gl * kSlabGroupBytes;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        uint2 w0, w1;
+        uint32_t sc;
+        switch (j) {
+          case 0: block_words<0>(b, w0, w1, sc); break;
+          case 1: block_words<1>(b, w0, w1, sc); break;
+          case 2: block_words<2>(b, w0, w1, sc); break;
+          default: block_words<3>(b, w0, w1, sc); break;
+        }
+        uint32_t f[4][4];
+        decode_frag(w0, w1, sc, f);
+        if constexpr (V == kDecode) {
+#pragma unroll
+          for (int s = 0; s < 4; ++s) {
+            fold = hfma2_bits(f[s][0], f[s][1], fold);
+            fold2 = hfma2_bits(f[s][2], f[s][3], fold2);
+          }
+        } else {
+          const uint8_t* aj = ag + j * kSlabBlockBytes;
+#pragma unroll
+          for (int t = 0; t < 2; ++t) {
+            const uint4 x0 = *reinterpret_cast<const uint4*>(aj + t * 1024 + off0);
+            const uint4 x1 = *reinterpret_cast<const uint4*>(aj + t * 1024 + off1);
+            mma16816(acc[t], f[0], x0.x, x0.y);
+            mma16816(acc[t], f[1], x0.z, x0.w);
+            mma16816(acc[t], f[2], x1.x, x1.y);
+            mma16816(acc[t], f[3], x1.z, x1.w);
+          }
+        }
+      }
+      if constexpr (V == kMma) {
+        ++seg;
+        if (c_gl == kGs - 1 || i + 1 == n) {
+          flush_panel(q, acc, c_p, seg, lane, kGroupsPerRow);
+          seg = 0;
+        }
+      }
+    }
+    if (++c_gl == kGs) {
+      c_gl = 0;
+      if (++c_p == q.panels) {
+        c_p = 0;
+        slab_slice += kGs * kSlabGroupBytes;
+      }
+    }
+  };
+
+  // three register buffers, two groups in flight while the third is consumed
+  for (int i = 0;;) {
+    if (i + 2 < n) load_next(b2);
+    consume(b0, i);
+    if (++i == n) break;
+    if (i + 2 < n) load_next(b0);
+    consume(b1, i);
+    if (++i == n) break;
+    if (i + 2 < n) load_next(b1);
+    consume(b2, i);
+    if (++i == n) break;
+  }
+  if constexpr (V != kMma) {
+    const uint32_t x = fold ^ (fold2 * 3u);
+    if (x == 0x9E3779B9u) q.sink[gw] = x;  // practically never: keeps the folds, so the work, alive
+  }
+}
+
+// The reference: one thread per output, dequantize, fp32 dot in K order, one rounding to fp16.
+__global__ void reference_kernel(const uint8_t* a, const uint8_t* sfa, const uint8_t* b, const uint8_t* sfb,
+                                 int n, int k, uint16_t* c) {
+  const int m = threadIdx.x & 15;
+  const int64_t col = int64_t(blockIdx.x) * (blockDim.x / 16) + threadIdx.x / 16;
+  if (col >= n) return;
+  const int kb = k / 16;
+  const uint8_t* ar = a + int64_t(m) * (k / 2);
+  const uint8_t* br = b + col * (k / 2);
+  float acc = 0.0f;
+  for (int blk = 0; blk < kb; ++blk) {
+    const float sa = scale_decode(sfa[int64_t(m) * kb + blk]);
+    const float sb = scale_decode(sfb[col * kb + blk]);
+    for (int i = 0; i < 16; ++i) {
+      const float va = e2m1_decode(fp4_at(ar, int64_t(blk) * 16 + i)) * sa;
+      const float vb = e2m1_decode(fp4_at(br, int64_t(blk) * 16 + i)) * sb;
+      acc = fmaf(va, vb, acc);  // va * vb is exact in fp32: fma equals multiply then add
+    }
+  }
+  c[int64_t(m) * n + col] = __half_as_ushort(__float2half_rn(acc));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+
+struct Shape3 {
+  int n, k;
+};
+
+struct Device {
+  int sms = 0;
+  size_t l2 = 0;
+  uint8_t* flush = nullptr;
+  size_t flush_bytes = 0;
+};
+
+struct Case {
+  const Shape3 sh;
+  DeviceTensors t;
+  uint16_t* ref = nullptr;
+  float* ws = nullptr;
+  int* cnt = nullptr;
+  uint32_t* sink = nullptr;
+};
+
+// Slices of the A slab a CTA needs at most (its units' first to last slice).
+int slab_slices_needed(int64_t units, int64_t per_slice, int ctas, int warps) {
+  const int64_t total = int64_t(ctas) * warps;
+  int most = 0;
+  for (int b = 0; b < ctas; ++b) {
+    const int64_t lo = int64_t(b) * warps * units / total, hi = int64_t(b + 1) * warps * units / total;
+    if (hi > lo) most = std::max(most, static_cast<int>((hi - 1) / per_slice - lo / per_slice + 1));
+  }
+  return most;
+}
+
+template <int V, int kK, int kW>
+struct Launch {
+  Params q{};
+  unsigned grid = 0;
+  size_t smem = 0;
+  int slab_slices = 0;
+  Launch(const Device& d, Case& cs) {
+    constexpr int kGs = slice_groups(kK / kGroupK);
+    const int panels = cs.sh.n / 16;
+    const int slices = (kK / kGroupK) / kGs;
+    q.a = cs.t.a.get<uint8_t>();
+    q.sfa = cs.t.sfa.get<uint8_t>();
+    q.b = cs.t.b.get<uint8_t>();
+    q.sfb = cs.t.sfb.get<uint8_t>();
+    q.c = cs.t.c.get<uint16_t>();
+    q.ws = cs.ws;
+    q.cnt = cs.cnt;
+    q.sink = cs.sink;
+    q.n = cs.sh.n;
+    q.panels = panels;
+    q.units = int64_t(slices) * panels * kGs;
+    grid = static_cast<unsigned>(d.sms);
+    if (V == kMma) {
+      slab_slices = slab_slices_needed(q.units, int64_t(panels) * kGs, d.sms, kW);
+      smem = size_t(slab_slices) * kGs * kSlabGroupBytes;
+    }
+    auto k = stream_kernel<V, kK, kW>;
+    if (smem > 227 * 1024) throw std::runtime_error("A slab over 227 KB: " + std::to_string(smem));
+    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  }
+  void operator()() const {
+    stream_kernel<V, kK, kW><<<grid, kW * 32, smem>>>(q);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  }
+  void describe() const {
+    cudaFuncAttributes fa{};
+    NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, stream_kernel<V, kK, kW>));
+    int blocks = 0;
+    NVFP4_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, stream_kernel<V, kK, kW>, kW * 32, smem));
+    std::printf("    %-8s %d warps/CTA, %u CTAs, %d regs, local %zu B%s, slab %zu KB (%d slices), %d CTA/SM\n",
+                kVariantNames[V], kW, grid, fa.numRegs, size_t(fa.localSizeBytes),
+                fa.localSizeBytes ? " (LOCAL MEMORY: spills)" : "", smem / 1024, slab_slices, blocks);
+    if (blocks < 1) throw std::runtime_error("kernel does not fit on an SM");
+  }
+};
+
+template <class L>
+float median_us(const Device& d, const L& launch, int samples, uint16_t* poison_c, int64_t c_elems) {
+  cudaEvent_t e0, e1;
+  NVFP4_CUDA_CHECK(cudaEventCreate(&e0));
+  NVFP4_CUDA_CHECK(cudaEventCreate(&e1));
+  std::vector<float> t;
+  for (int i = 0; i < samples + 2; ++i) {  // two warm-up samples
+    if (poison_c) poison_device(poison_c, c_elems, nullptr);
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(d.flush, 0, d.flush_bytes));
+    NVFP4_CUDA_CHECK(cudaEventRecord(e0));
+    launch();
+    NVFP4_CUDA_CHECK(cudaEventRecord(e1));
+    NVFP4_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (i >= 2) t.push_back(ms * 1000.0f);
+  }
+  NVFP4_CUDA_CHECK(cudaEventDestroy(e0));
+  NVFP4_CUDA_CHECK(cudaEventDestroy(e1));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Check {
+  int64_t bit_diff = 0, tol_fail = 0, unwritten = 0;
+};
+
+Check compare(const Case& cs) {
+  const int64_t elems = int64_t(kM) * cs.sh.n;
+  std::vector<uint16_t> got(static_cast<size_t>(elems)), want(static_cast<size_t>(elems));
+  NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), cs.t.c.get(), size_t(elems) * 2, cudaMemcpyDeviceToHost));
+  NVFP4_CUDA_CHECK(cudaMemcpy(want.data(), cs.ref, size_t(elems) * 2, cudaMemcpyDeviceToHost));
+  Check r;
+  for (int64_t i = 0; i < elems; ++i) {
+    if (got[size_t(i)] == kPoisonFp16) ++r.unwritten;
+    if (got[size_t(i)] != want[size_t(i)]) ++r.bit_diff;
+    const double x = fp16_bits_to_double(got[size_t(i)]), y = fp16_bits_to_double(want[size_t(i)]);
+    if (!(std::fabs(x - y) <= 1e-3 + 1e-3 * std::fabs(y))) ++r.tol_fail;
+  }
+  return r;
+}
+
+// The reference kernel against an exact CPU sum (integer block sums, double scales, one fp16
+// rounding) on sampled outputs: bit-identical expected where fp32 sums are exact (GpuMode).
+int64_t spot_check_reference(const Case& cs, bool exact) {
+  const int k = cs.sh.k, kb = k / 16;
+  std::vector<uint8_t> a(static_cast<size_t>(kM) * k / 2), sfa(static_cast<size_t>(kM) * kb);
+  std::vector<uint8_t> brow(static_cast<size_t>(k / 2)), srow(static_cast<size_t>(kb));
+  NVFP4_CUDA_CHECK(cudaMemcpy(a.data(), cs.t.a.get(), a.size(), cudaMemcpyDeviceToHost));
+  NVFP4_CUDA_CHECK(cudaMemcpy(sfa.data(), cs.t.sfa.get(), sfa.size(), cudaMemcpyDeviceToHost));
+  int64_t bad = 0;
+  for (int sidx = 0; sidx < 48; ++sidx) {
+    const int64_t col = (int64_t(sidx) * 7919 * 131) % cs.sh.n;
+    NVFP4_CUDA_CHECK(cudaMemcpy(brow.data(), cs.t.b.get<uint8_t>() + col * (k / 2), brow.size(), cudaMemcpyDeviceToHost));
+    NVFP4_CUDA_CHECK(cudaMemcpy(srow.data(), cs.t.sfb.get<uint8_t>() + col * kb, srow.size(), cudaMemcpyDeviceToHost));
+    for (int m = 0; m < kM; ++m) {
+      double sum = 0;
+      for (int blk = 0; blk < kb; ++blk) {
+        int64_t isum = 0;
+        for (int i = 0; i < 16; ++i)
+          isum += e2m1_twice(fp4_at(a.data() + size_t(m) * (k / 2), blk * 16 + i)) *
+                  e2m1_twice(fp4_at(brow.data(), blk * 16 + i));
+        sum += double(scale_decode(sfa[size_t(m) * kb + blk])) * double(scale_decode(srow[size_t(blk)])) *
+               double(isum) * 0.25;
+      }
+      const uint16_t want = fp16_bits_from_double(sum);
+      uint16_t got = 0;
+      NVFP4_CUDA_CHECK(cudaMemcpy(&got, cs.ref + int64_t(m) * cs.sh.n + col, 2, cudaMemcpyDeviceToHost));
+      const double x = fp16_bits_to_double(got), y = fp16_bits_to_double(want);
+      if (exact ? got != want : !(std::fabs(x - y) <= 1e-3 + 1e-3 * std::fabs(y))) ++bad;
+    }
+  }
+  return bad;
+}
+
+void make_data(Case& cs, Dist dist, uint64_t seed) {
+  Problem p;
+  p.shape = Shape{kM, cs.sh.n, cs.sh.k, 1};
+  p.dist = dist;
+  p.seed = seed;
+  generate_device(p, cs.t, nullptr);
+  const int threads = 256;
+  const unsigned blocks = static_cast<unsigned>((int64_t(cs.sh.n) * 16 + threads - 1) / threads);
+  reference_kernel<<<blocks, threads>>>(cs.t.a.get<uint8_t>(), cs.t.sfa.get<uint8_t>(), cs.t.b.get<uint8_t>(),
+                                        cs.t.sfb.get<uint8_t>(), cs.sh.n, cs.sh.k, cs.ref);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+template <int kK, int kW>
+bool run_shape(const Device& d, int n, int samples) {
+  Case cs{Shape3{n, kK}, {}, nullptr, nullptr, nullptr, nullptr};
+  cs.t.allocate(Shape{kM, n, kK, 1});
+  NVFP4_CUDA_CHECK(cudaMalloc(&cs.ref, size_t(kM) * n * 2));
+  NVFP4_CUDA_CHECK(cudaMalloc(&cs.ws, size_t(n) * kM * 4));
+  NVFP4_CUDA_CHECK(cudaMalloc(&cs.cnt, size_t(n / 16) * 4));
+  NVFP4_CUDA_CHECK(cudaMalloc(&cs.sink, size_t(d.sms) * kW * 4));
+  NVFP4_CUDA_CHECK(cudaMemset(cs.ws, 0, size_t(n) * kM * 4));
+  NVFP4_CUDA_CHECK(cudaMemset(cs.cnt, 0, size_t(n / 16) * 4));
+  const int64_t c_elems = int64_t(kM) * n;
+  const double b_bytes = double(n) * kK / 2 + double(n) * kK / 16;
+  const double all_bytes = b_bytes + double(kM) * kK / 2 + double(kM) * kK / 16 + double(c_elems) * 2;
+  constexpr int kGs = slice_groups(kK / kGroupK);
+  std::printf("\n16x%dx%d: B %.1f MB (codes + scales), + A and C %.1f MB; %d groups of 256 K a row, slices of %d, "
+              "%lld units over %d warps\n",
+              n, kK, b_bytes / 1e6, all_bytes / 1e6, kK / kGroupK, kGs,
+              static_cast<long long>(int64_t(kK / kGroupK) * (n / 16)), d.sms * kW);
+
+  make_data(cs, Dist::GpuMode, 1);
+  const int64_t ref_bad = spot_check_reference(cs, true);
+  std::printf("  reference vs exact CPU sum (48 columns x 16 rows, GpuMode): %s (%lld differ)\n",
+              ref_bad ? "FAIL" : "PASS", static_cast<long long>(ref_bad));
+
+  Launch<kLoad, kK, kW> la(d, cs);
+  Launch<kDecode, kK, kW> ld(d, cs);
+  Launch<kMma, kK, kW> lm(d, cs);
+  la.describe();
+  ld.describe();
+  lm.describe();
+
+  // mma: checked first on a poisoned output, then after the timed samples (each poisoned first)
+  poison_device(cs.t.c.get<uint16_t>(), c_elems, nullptr);
+  lm();
+  NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+  const Check first = compare(cs);
+
+  const float us[3] = {median_us(d, la, samples, nullptr, 0), median_us(d, ld, samples, nullptr, 0),
+                       median_us(d, lm, samples, cs.t.c.get<uint16_t>(), c_elems)};
+  NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+  const Check after = compare(cs);
+
+  std::printf("  variant   median us   TB/s (B)  %% of 4.8   TB/s (B+A+C)  %% of 4.8   (%d cold samples)\n", samples);
+  for (int v = 0; v < 3; ++v) {
+    const double tb = b_bytes / (us[v] * 1e-6) / 1e12, ta = all_bytes / (us[v] * 1e-6) / 1e12;
+    std::printf("  %-8s  %9.1f   %8.2f  %8.0f   %12.2f  %8.0f%s\n", kVariantNames[v], us[v], tb, 100 * tb / 4.8, ta,
+                100 * ta / 4.8, v == kMma ? "" : "   (moves no A, no C)");
+  }
+  const bool ok_first = first.bit_diff == 0 && first.unwritten == 0;
+  const bool ok_after = after.bit_diff == 0 && after.unwritten == 0;
+  std::printf("  +mma vs reference, GpuMode seed 1, bit-exact: first launch %s (%lld mismatches, %lld unwritten), "
+              "after timing %s (%lld mismatches, %lld unwritten) of %lld\n",
+              ok_first ? "PASS" : "FAIL", static_cast<long long>(first.bit_diff),
+              static_cast<long long>(first.unwritten), ok_after ? "PASS" : "FAIL",
+              static_cast<long long>(after.bit_diff), static_cast<long long>(after.unwritten),
+              static_cast<long long>(c_elems));
+
+  make_data(cs, Dist::Normal, 2);
+  const int64_t ref_bad_n = spot_check_reference(cs, false);
+  poison_device(cs.t.c.get<uint16_t>(), c_elems, nullptr);
+  lm();
+  NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+  const Check nrm = compare(cs);
+  const bool ok_n = nrm.tol_fail == 0 && nrm.unwritten == 0 && ref_bad_n == 0;
+  std::printf("  +mma vs reference, Normal seed 2, rtol = atol = 1e-3: %s (%lld mismatches, %lld unwritten, "
+              "%lld not bit-identical; reference vs CPU %lld differ)\n",
+              ok_n ? "PASS" : "FAIL", static_cast<long long>(nrm.tol_fail), static_cast<long long>(nrm.unwritten),
+              static_cast<long long>(nrm.bit_diff), static_cast<long long>(ref_bad_n));
+
+  NVFP4_CUDA_CHECK(cudaFree(cs.ref));
+  NVFP4_CUDA_CHECK(cudaFree(cs.ws));
+  NVFP4_CUDA_CHECK(cudaFree(cs.cnt));
+  NVFP4_CUDA_CHECK(cudaFree(cs.sink));
+  return ref_bad == 0 && ok_first && ok_after && ok_n;
+}
+
+}  // namespace nvfp4::sm90::streambench
+
+int main(int argc, char** argv) {
+  using namespace nvfp4::sm90::streambench;
+  const int samples = argc > 1 ? std::atoi(argv[1]) : 30;
+  if (samples < 1) {
+    std::fprintf(stderr, "samples: %s; expected a positive count\n", argv[1]);
+    return 2;
+  }
+  try {
+    cudaDeviceProp prop{};
+    NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9) {
+      std::fprintf(stderr, "sm90_stream_bench needs a compute capability 9.x GPU; this is %s (%d.%d)\n", prop.name,
+                   prop.major, prop.minor);
+      return 3;
+    }
+    Device d;
+    d.sms = prop.multiProcessorCount;
+    d.l2 = size_t(prop.l2CacheSize);
+    d.flush_bytes = 2 * d.l2;
+    NVFP4_CUDA_CHECK(cudaMalloc(&d.flush, d.flush_bytes));
+    int clock_khz = 0;
+    NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+    std::printf("%s, %d SMs, L2 %zu MB, SM clock %d MHz; M = 16, one CTA per SM, cold (2x L2 memset per sample)\n",
+                prop.name, d.sms, d.l2 >> 20, clock_khz / 1000);
+    bool ok = true;
+    ok &= run_shape<8192, 16>(d, 57344, samples);
+    ok &= run_shape<16384, 16>(d, 7168, samples);
+    ok &= run_shape<7168, 16>(d, 576, samples);
+    NVFP4_CUDA_CHECK(cudaFree(d.flush));
+    std::printf("\n%s\n", ok ? "PASS: every check" : "FAIL: see the lines above");
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {  // a failed CUDA call (NVFP4_CUDA_CHECK) or a refused launch
+    std::fprintf(stderr, "sm90_stream_bench: %s\n", e.what());
+    return 3;
+  }
+}

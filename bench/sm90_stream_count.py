@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Static instruction count of sm90_stream_bench's loop, per warp per 16x64 tile (one K block).
+
+  usage: sm90_stream_count.py DUMP     (cuobjdump --dump-sass of the binary, or nvcc --ptx output)
+
+For every stream_kernel<V, K, W> in the dump: the loop is the backward branch whose range holds
+the most 128-bit streamed global loads (one per K block: 4 a group, 3 groups a trip). Within it,
+basic blocks that hold a global atomic, a fence or a global store are the flush (once per panel-
+slice, not per K block) and are counted apart. The rest, divided by the loop's K blocks, is the
+count per tile; it still includes the cursor's wrap blocks (once per slice of <= 8 groups), so it
+is an upper bound by ~1-2. The opcode classes are printed per K block too.
+"""
+import re
+import sys
+from collections import Counter
+
+SASS_INS = re.compile(r'^\s*/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;?\s*(?:/\*\s*0x[0-9a-f]+\s*\*/)?\s*$')
+SASS_LABEL = re.compile(r'^\s*(\.L_x_\d+):\s*$')
+PTX_LABEL = re.compile(r'^(\$L__\w+):\s*$')
+KERNEL = re.compile(r'stream_kernelILi(\d)ELi(\d+)ELi(\d+)E')
+VARIANTS = {'0': 'load', '1': '+decode', '2': '+mma'}
+
+
+def functions(text):
+    """(name, lines) per function, for SASS ('Function : NAME') or PTX ('.entry NAME(')."""
+    out, name, cur = [], None, []
+    for line in text.split('\n'):
+        m = re.search(r'Function : (\S+)', line) or re.search(r'\.entry\s+(\w+)\s*\(', line)
+        if m:
+            if name:
+                out.append((name, cur))
+            name, cur = m.group(1), []
+        elif name:
+            cur.append(line)
+    if name:
+        out.append((name, cur))
+    return out
+
+
+def parse(lines, sass):
+    """Instructions as dicts {i, text, op, target}; labels map to the next instruction's index."""
+    ins, labels, pending = [], {}, []
+    for line in lines:
+        if sass:
+            lm = SASS_LABEL.match(line)
+            m = SASS_INS.match(line) if not lm else None
+            if lm:
+                pending.append(lm.group(1))
+                continue
+            if not m or not m.group(2):
+                continue
+            text, addr = m.group(2).strip().rstrip(';').strip(), int(m.group(1), 16)
+        else:
+            lm = PTX_LABEL.match(line.strip())
+            if lm:
+                pending.append(lm.group(1))
+                continue
+            s = line.strip()
+            if not s or s.startswith(('//', '.', '{', '}')) or not s.endswith(';'):
+                continue
+            text, addr = s.rstrip(';').strip(), None
+        for p in pending:
+            labels[p] = len(ins)
+        pending = []
+        body = re.sub(r'^@!?U?P\w+\s+', '', text) if sass else re.sub(r'^@!?%p\w*\s+', '', text)
+        op = body.split()[0] if body.split() else ''
+        ins.append(dict(i=len(ins), addr=addr, text=text, op=op, target=None))
+    # branch targets as instruction indices
+    by_addr = {x['addr']: x['i'] for x in ins if x['addr'] is not None}
+    for x in ins:
+        if sass and x['op'].startswith('BRA'):
+            m = re.search(r'`\((\.L_x_\d+)\)', x['text']) or re.search(r'BRA(?:\.\w+)*\s+(0x[0-9a-f]+)', x['text'])
+            if m:
+                t = m.group(1)
+                x['target'] = labels.get(t) if t.startswith('.L') else by_addr.get(int(t, 16))
+        elif not sass and x['op'].startswith('bra'):
+            m = re.search(r'(\$L__\w+)', x['text'])
+            if m:
+                x['target'] = labels.get(m.group(1))
+    return ins, set(labels.values())
+
+
+def is_stream_load(x, sass):
+    return ('LDG' in x['op'] and '.128' in x['op']) if sass else x['op'].startswith('ld.global.nc.L1::no_allocate.v4')
+
+
+def is_cold(x, sass):
+    if sass:
+        return any(k in x['op'] for k in ('RED', 'ATOM', 'MEMBAR', 'STG', 'FENCE', 'ERRBAR', 'CCTL'))
+    return x['op'].startswith(('atom.', 'red.', 'membar', 'fence', 'st.global'))
+
+
+def classify(op, sass):
+    if not sass:
+        return op.split('.')[0]
+    return op.split('.')[0]
+
+
+def count(ins, leaders, sass):
+    loops = [(x['target'], x['i']) for x in ins if x['target'] is not None and x['target'] <= x['i']]
+    if not loops:
+        return None
+    best = max(loops, key=lambda r: sum(is_stream_load(ins[j], sass) for j in range(r[0], r[1] + 1)))
+    lo, hi = best
+    # basic blocks of the loop range
+    starts = sorted({lo} | {j for j in leaders if lo < j <= hi} |
+                    {x['i'] + 1 for x in ins[lo:hi] if x['target'] is not None or x['op'].startswith(('EXIT', 'ret'))})
+    starts = [s for s in starts if s <= hi]
+    hot, cold = [], []
+    for a, b in zip(starts, starts[1:] + [hi + 1]):
+        block = ins[a:b]
+        (cold if any(is_cold(x, sass) for x in block) else hot).extend(block)
+    kblocks = sum(is_stream_load(x, sass) for x in hot)
+    return dict(lo=lo, hi=hi, kblocks=kblocks, hot=hot, cold=cold)
+
+
+def main():
+    text = open(sys.argv[1]).read()
+    sass = 'Function :' in text
+    print(f"static counts per warp per 16x64 tile (one K block), from {'SASS' if sass else 'PTX'}: "
+          "loop trip = 3 groups = 12 K blocks; flush blocks apart")
+    for name, lines in functions(text):
+        m = KERNEL.search(name)
+        if not m:
+            continue
+        ins, leaders = parse(lines, sass)
+        r = count(ins, leaders, sass)
+        label = f"{VARIANTS[m.group(1)]:8s} K={m.group(2):5s} warps={m.group(3)}"
+        if not r or not r['kblocks']:
+            print(f"  {label}: no loop found")
+            continue
+        kb = r['kblocks']
+        hist = Counter(classify(x['op'], sass) for x in r['hot'])
+        top = ', '.join(f"{k} {v / kb:.2f}" for k, v in hist.most_common(14))
+        print(f"  {label}: {len(r['hot']) / kb:6.1f} per K block ({len(r['hot'])} in the loop's {kb} K blocks; "
+              f"flush blocks {len(r['cold'])} instructions, once per panel-slice)")
+        print(f"      by opcode per K block: {top}")
+
+
+if __name__ == '__main__':
+    main()
