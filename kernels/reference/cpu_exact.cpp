@@ -86,6 +86,15 @@ __attribute__((target_clones("avx2", "default"))) void column_tile(
 
 }  // namespace
 
+std::vector<uint16_t> exact_at(const Shape& s, const Operands& host, const std::vector<int64_t>& idx) {
+  std::vector<uint16_t> vals(idx.size());
+  parallel_for(int64_t(idx.size()), [&](int64_t t) {
+    const int64_t e = idx[size_t(t)];
+    vals[size_t(t)] = exact_element_fp16(s, host, e / (s.m * s.n), e / s.n % s.m, e % s.n);
+  });
+  return vals;
+}
+
 void exact_gemm(const Shape& s, const Operands& h) {
   const int64_t kbs = s.k / kBlockSize;
   std::vector<float> a2(static_cast<size_t>(s.m * s.k));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "src/gemm/gemm.hpp"
 
@@ -16,6 +17,9 @@ double exact_element(const Shape& s, const Operands& host, int64_t batch, int64_
 // The same, rounded once to fp16 bits.
 uint16_t exact_element_fp16(const Shape& s, const Operands& host, int64_t batch, int64_t i,
                             int64_t j);
+
+// exact_element_fp16 at each flat [L, M, N] index of `idx`, in parallel.
+std::vector<uint16_t> exact_at(const Shape& s, const Operands& host, const std::vector<int64_t>& idx);
 
 // All of C (host operands, host output), multithreaded and vectorized.
 void exact_gemm(const Shape& s, const Operands& host);

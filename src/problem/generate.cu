@@ -74,6 +74,40 @@ void copy_inputs_to_host(const DeviceTensors& d, HostTensors& h) {
   copy(h.sfb_blocked, d.sfb_blocked);
 }
 
+namespace {
+
+__global__ void fill_random_kernel(uint16_t* __restrict__ c, int64_t elems, int slots, uint64_t seed) {
+  const int64_t total = elems * slots;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
+       idx += int64_t(gridDim.x) * blockDim.x)
+    c[idx] = random_finite_fp16(seed + uint64_t(idx / elems), uint64_t(idx % elems));
+}
+
+__global__ void gather_kernel(const uint16_t* __restrict__ c, int64_t elems, int slots,
+                              int64_t per_slot, uint64_t seed, uint16_t* __restrict__ out) {
+  const int64_t total = per_slot * slots;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
+       idx += int64_t(gridDim.x) * blockDim.x) {
+    const int slot = int(idx / per_slot);
+    out[idx] = c[slot * elems + gathered_index(seed, slot, idx % per_slot, elems, per_slot)];
+  }
+}
+
+}  // namespace
+
+void fill_random_device(uint16_t* c, int64_t elems, int slots, uint64_t seed, cudaStream_t stream) {
+  if (elems <= 0 || slots <= 0) return;
+  fill_random_kernel<<<grid_for(elems * slots, 256), 256, 0, stream>>>(c, elems, slots, seed);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+void gather_device(const uint16_t* c, int64_t elems, int slots, int64_t per_slot, uint64_t seed,
+                   uint16_t* out, cudaStream_t stream) {
+  if (per_slot <= 0 || slots <= 0) return;
+  gather_kernel<<<grid_for(per_slot * slots, 256), 256, 0, stream>>>(c, elems, slots, per_slot, seed, out);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
 void poison_device(uint16_t* c, int64_t elements, cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(c, kPoisonByte, size_t(elements) * 2, stream));
 }

@@ -75,4 +75,22 @@ NVFP4_HD void generate_block(Dist dist, uint64_t seed, TensorId t, uint64_t bloc
   }
 }
 
+// The verdict's values around each timed call (docs/cli.md, "The verdict"), from seeds the
+// kernel never sees. A random finite fp16 for element `index` of a C fill: never Inf, NaN or
+// the first call's poison, so a filled C looks like no particular state; its magnitude is in
+// [2^10, 2^16), so no element left unwritten passes as a right one within tolerance.
+NVFP4_HD uint16_t random_finite_fp16(uint64_t seed, uint64_t index) {
+  const uint64_t r = mix64(seed ^ mix64(index));
+  const unsigned exponent = 25u + static_cast<unsigned>((r >> 16) % 6u);  // 2^(e - 15)
+  return static_cast<uint16_t>((r & 0x83FFu) | (exponent << 10));         // sign, mantissa
+}
+
+// The flat [L, M, N] index of the t-th element gathered from output slot `slot` of a C with
+// `elems` elements: every element in order when `per_slot` covers them, else random.
+NVFP4_HD int64_t gathered_index(uint64_t seed, int slot, int64_t t, int64_t elems, int64_t per_slot) {
+  if (elems <= per_slot) return t;
+  const uint64_t key = (static_cast<uint64_t>(slot) << 40) ^ static_cast<uint64_t>(t);
+  return static_cast<int64_t>(mix64(seed ^ mix64(key)) % static_cast<uint64_t>(elems));
+}
+
 }  // namespace nvfp4

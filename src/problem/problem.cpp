@@ -121,4 +121,17 @@ void poison_host(uint16_t* c, int64_t elements) {
   std::memset(c, kPoisonByte, size_t(elements) * 2);
 }
 
+void fill_random_host(uint16_t* c, int64_t elems, int slots, uint64_t seed) {
+  for (int slot = 0; slot < slots; ++slot)
+    for (int64_t e = 0; e < elems; ++e)
+      c[slot * elems + e] = random_finite_fp16(seed + uint64_t(slot), uint64_t(e));
+}
+
+void gather_host(const uint16_t* c, int64_t elems, int slots, int64_t per_slot, uint64_t seed,
+                 uint16_t* out) {
+  for (int slot = 0; slot < slots; ++slot)
+    for (int64_t t = 0; t < per_slot; ++t)
+      out[slot * per_slot + t] = c[slot * elems + gathered_index(seed, slot, t, elems, per_slot)];
+}
+
 }  // namespace nvfp4

@@ -61,4 +61,14 @@ void copy_inputs_to_host(const DeviceTensors& d, HostTensors& h);
 void poison_device(uint16_t* c, int64_t elements, cudaStream_t stream);
 void poison_host(uint16_t* c, int64_t elements);
 
+// The verdict's per-call work (generate.hpp): `slots` consecutive outputs of `elems` elements
+// each filled with random_finite_fp16(seed + slot, .), and `per_slot` elements of each gathered
+// at gathered_index(seed, slot, .) into out[slot * per_slot + t].
+void fill_random_device(uint16_t* c, int64_t elems, int slots, uint64_t seed, cudaStream_t stream);
+void fill_random_host(uint16_t* c, int64_t elems, int slots, uint64_t seed);
+void gather_device(const uint16_t* c, int64_t elems, int slots, int64_t per_slot, uint64_t seed,
+                   uint16_t* out, cudaStream_t stream);
+void gather_host(const uint16_t* c, int64_t elems, int slots, int64_t per_slot, uint64_t seed,
+                 uint16_t* out);
+
 }  // namespace nvfp4
