@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "src/core/error.hpp"
 #include "src/measure/stream_hold.hpp"
@@ -41,21 +42,9 @@ void L2Flusher::flush(cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(buf_.get(), 0, buf_.bytes(), stream));
 }
 
-int rotation_copies(MeasureMode mode, int64_t bytes_per_copy, size_t l2_bytes) {
-  if (!uses_copies(mode) || bytes_per_copy <= 0) return 1;
-  const int64_t want = 3 * int64_t(l2_bytes ? l2_bytes : (64u << 20));
-  return int(std::max<int64_t>(1, (want + bytes_per_copy - 1) / bytes_per_copy));
-}
-
-bool checked_attempt(int64_t attempt) {
-  return attempt >= 0 && ((attempt + 1) & attempt) == 0;  // 0, 1, 3, 7, 15, ...
-}
-
-int launches_per_sample(int requested, int copies) {
-  if (requested > 0) return requested;
-  copies = std::max(1, copies);
-  constexpr int kMinLaunches = 20;  // amortizes event resolution (~0.5 us) and graph launch
-  return copies * ((kMinLaunches + copies - 1) / copies);
+int launches_per_sample(int requested) {
+  constexpr int kDefaultLaunches = 20;  // amortizes event resolution (~0.5 us) and graph launch
+  return requested > 0 ? requested : kDefaultLaunches;
 }
 
 namespace {
@@ -141,27 +130,49 @@ void sample_loop(Measurement& m, const MeasureOptions& opt, const std::function<
 // held: the host would then wait for the hold's timeout. Such batches are not held.
 constexpr int kMaxHeldLaunches = 64;
 
+namespace {
+
+// What one hold saw, into the measurement; a failure line for the first that shows work outside
+// the timed stream (`what` names the run).
+void note_hold(Measurement& m, const StreamHold& hold, const std::string& what) {
+  ++m.holds;
+  m.max_start_skew_us = std::max(m.max_start_skew_us, hold.start_skew_us());
+  m.max_gap_us = std::max(m.max_gap_us, hold.max_gap_us());
+  if (!m.isolation_failure.empty()) return;
+  if (hold.start_skew_us() > kMaxHoldStartSkewUs)
+    m.isolation_failure = fmt::format(
+        "work outside the timed stream: another kernel still held SMs when {} was held (the hold's "
+        "CTAs started {:.0f} us apart, more than {:.0f})",
+        what, hold.start_skew_us(), kMaxHoldStartSkewUs);
+  else if (hold.max_gap_us() > kMaxHoldGapUs)
+    m.isolation_failure = fmt::format(
+        "work outside the timed stream: the GPU was time-sliced with another context while {} was "
+        "held (the device timer paused {:.0f} us, more than {:.0f})",
+        what, hold.max_gap_us(), kMaxHoldGapUs);
+}
+
+}  // namespace
+
 Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per_copy,
                            const MeasureOptions& opt, const DeviceTimer& timer,
-                           const TimedCheck* check) {
+                           const SampleHooks* hooks) {
   Measurement m;
   m.timer = "cuda-events";
   m.mode = mode_name(opt.mode);
   const cudaStream_t st = timer.stream;
-  const bool cold = opt.mode == MeasureMode::Cold;
-  if (cold && !timer.flusher) throw runtime_error("cold timing needs an L2 flusher");
-  m.l2_flushed = cold;
-  m.persisting_l2_reset = cold && timer.flusher->resets_persisting();
-  m.copies = uses_copies(opt.mode) ? std::max(1, copies) : 1;
+  const bool flushed = opt.mode != MeasureMode::Hot;
+  if (flushed && !timer.flusher) throw runtime_error("cold, rotate and graph timing need an L2 flusher");
+  m.l2_flushed = flushed;
+  m.persisting_l2_reset = flushed && timer.flusher->resets_persisting();
+  m.launches_per_sample = uses_copies(opt.mode) ? launches_per_sample(opt.batch) : 1;
+  m.copies = m.launches_per_sample;
+  if (copies != m.copies)
+    throw runtime_error(fmt::format("measure_device: {} operand copies for {} launches per sample",
+                                    copies, m.launches_per_sample));
   m.rotation_bytes = bytes_per_copy * m.copies;
-  m.launches_per_sample = uses_copies(opt.mode) ? launches_per_sample(opt.batch, m.copies) : 1;
 
-  int next = 0;  // the rotation continues across samples, so each launch finds cold operands
   const auto launch_batch = [&] {
-    for (int i = 0; i < m.launches_per_sample; ++i) {
-      work(st, next);
-      next = (next + 1) % m.copies;
-    }
+    for (int i = 0; i < m.launches_per_sample; ++i) work(st, i);
   };
   GraphExec graph;
   const bool use_graph = opt.mode == MeasureMode::Graph;
@@ -172,24 +183,25 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
   };
 
   // A graph is one launch whatever its batch; a long batch of separate launches is not held.
-  StreamHold hold;
+  std::unique_ptr<StreamHold> own_hold;
+  if (!timer.hold) {
+    int ordinal = 0;
+    NVFP4_CUDA_CHECK(cudaGetDevice(&ordinal));
+    own_hold = std::make_unique<StreamHold>(ordinal);
+  }
+  StreamHold& hold = timer.hold ? *timer.hold : *own_hold;
   m.stream_held = use_graph || m.launches_per_sample <= kMaxHeldLaunches;
   if (!m.stream_held)
     m.stream_hold_note = fmt::format("stream not held: {} launches per sample could fill the "
                                      "launch queue", m.launches_per_sample);
   Event start, stop;
-  const auto warm = [&] {
-    if (cold) timer.flusher->flush(st);
-    body();
-    NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
-  };
-  int64_t attempt = 0;
-  const auto take = [&]() -> TimedSample {
-    const bool checked = check && checked_attempt(attempt);
-    // A graph replays the order it was captured in: from copy 0.
-    const TimedBatch batch{attempt++, use_graph ? 0 : next, m.launches_per_sample, m.copies};
-    if (checked) check->poison(st);
-    if (cold) timer.flusher->flush(st);
+  int64_t run = 0, attempt = 0;
+  // Every run, warm-up or sample, does the same: the hooks' work, the flush, the held window,
+  // then the hooks' work after it. `sample` < 0: a warm-up.
+  const auto one_run = [&](int64_t sample) -> TimedSample {
+    const int64_t this_run = run++;
+    if (hooks && hooks->before) hooks->before(st, this_run);
+    if (flushed) timer.flusher->flush(st);
     const bool held = m.stream_held;
     if (held) hold.hold(st);
     NVFP4_CUDA_CHECK(cudaEventRecord(start.get(), st));
@@ -201,51 +213,66 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
     NVFP4_CUDA_CHECK(cudaEventSynchronize(stop.get()));
     TimedSample t;
     t.host_us = (h1 - h0) * 1e6 / m.launches_per_sample;
-    if (held && hold.timed_out()) {
-      // run() waited for the GPU it had held: this sample's window holds host time. Not
-      // held from here on, and the sample is taken again.
-      m.stream_held = false;
-      m.stream_hold_note = "stream hold timed out (run() waits for the GPU): not held after it";
-      t.dropped = true;
-      return t;
+    const std::string what = sample < 0 ? fmt::format("warm-up run {}", this_run)
+                                        : fmt::format("timed sample {}", sample);
+    if (held) {
+      note_hold(m, hold, what);
+      if (hold.timed_out()) {
+        // run() waited for the GPU it had held (its own work, or work on another stream that the
+        // held SMs cannot run): this run's window holds host time. Taken again, up to a limit.
+        t.dropped = true;
+        if (++m.holds_timed_out >= kMaxHoldTimeouts)
+          throw VerdictStop("isolation",
+                            fmt::format("work outside the timed stream: run() waited on the host for "
+                                        "device work while the stream was held ({} holds timed out "
+                                        "after {:.0f} ms): a kernel must enqueue its work on the "
+                                        "stream it is given and return without waiting for it",
+                                        m.holds_timed_out, hold.timeout_ms()));
+      }
     }
-    float ms = 0;
-    NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    t.us = double(ms) * 1e3 / m.launches_per_sample;
-    if (checked) {
-      check->collect(batch);
-      ++m.checked_samples;
+    if (!t.dropped) {
+      float ms = 0;
+      NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      t.us = double(ms) * 1e3 / m.launches_per_sample;
     }
-    if (timer.clock) t.clock_mhz = timer.clock->read_mhz(st);
+    if (hooks && hooks->after) hooks->after(st, this_run, sample);
+    if (!t.dropped && timer.clock) t.clock_mhz = timer.clock->read_mhz(st);
     return t;
   };
+  const auto warm = [&] { (void)one_run(-1); };
+  const auto take = [&] { return one_run(attempt++); };
   m.clock.source = timer.clock ? timer.clock->source() : "none";
   sample_loop(m, opt, warm, take, ClockPolicy{timer.default_clock_mhz, opt.min_clock_fraction},
               steady_seconds);
+  if (m.stream_held) {
+    // One more hold: a kernel of the last sample still running elsewhere shows in its skew.
+    hold.hold(st);
+    hold.release();
+    NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
+    note_hold(m, hold, "the GPU after the last sample");
+  }
   return m;
 }
 
 Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& opt,
-                         const TimedCheck* check) {
+                         const SampleHooks* hooks) {
   Measurement m;
   m.timer = "host-steady-clock";
   m.mode = mode_name(MeasureMode::Hot);
-  int64_t attempt = 0;
-  const auto take = [&]() -> TimedSample {
-    const bool checked = check && checked_attempt(attempt);
-    const TimedBatch batch{attempt++, 0, 1, 1};
-    if (checked) check->poison(nullptr);
+  int64_t run = 0, attempt = 0;
+  const auto one_run = [&](int64_t sample) -> TimedSample {
+    const int64_t this_run = run++;
+    if (hooks && hooks->before) hooks->before(nullptr, this_run);
     const double t0 = steady_seconds();
     fn();
     TimedSample t;
     t.us = t.host_us = (steady_seconds() - t0) * 1e6;  // the host clock times the whole call
-    if (checked) {
-      check->collect(batch);
-      ++m.checked_samples;
-    }
+    if (hooks && hooks->after) hooks->after(nullptr, this_run, sample);
     return t;
   };
-  sample_loop(m, opt, fn, take, ClockPolicy{}, steady_seconds);
+  const auto warm = [&] { (void)one_run(-1); };
+  const auto take = [&] { return one_run(attempt++); };
+  sample_loop(m, opt, warm, take, ClockPolicy{}, steady_seconds);
   return m;
 }
 

@@ -1,13 +1,13 @@
 // Timing of device work (CUDA events) and host work (steady clock) in four modes:
 //   cold    L2 flushed (and persisting lines reset) before each one-launch sample
 //   hot     one-launch samples back to back, operands left in L2 by the previous run
-//   rotate  each sample is a batch of back-to-back launches cycling over operand copies that
-//           total >= 3x L2, so every launch finds its operands evicted; time / batch
+//   rotate  each sample is a batch of back-to-back launches, each on an operand copy of its own,
+//           L2 flushed before the batch, so every launch finds its operands out of L2; time / batch
 //   graph   the same batch captured once in a CUDA graph and replayed (no launch gaps)
 // Warm-up by count and time, then adaptive sampling (measure/sampler.hpp); samples taken at a
 // low SM clock are dropped (measure/sm_clock.hpp). The stream is held while a sample's work is
 // enqueued (measure/stream_hold.hpp), so no mode's window holds host enqueue time; the host's
-// own time per call is recorded beside it. A TimedCheck sees what the timed calls wrote.
+// own time per call is recorded beside it. SampleHooks do the verdict's work around every run.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,12 +17,15 @@
 #include <string>
 #include <vector>
 
+#include "src/core/error.hpp"
 #include "src/device/buffer.hpp"
 #include "src/measure/sampler.hpp"
 #include "src/measure/sm_clock.hpp"
 #include "src/measure/stats.hpp"
 
 namespace nvfp4 {
+
+class StreamHold;
 
 enum class MeasureMode { Cold, Hot, Rotate, Graph };
 const char* mode_name(MeasureMode m);
@@ -67,26 +70,46 @@ struct Measurement {
   // Device timer: whether the stream was held while each sample was enqueued, and why not.
   bool stream_held = false;
   std::string stream_hold_note;
-  int64_t checked_samples = 0;  // samples whose outputs a TimedCheck collected
+  // What the stream holds saw (device timer, held samples and one hold after the last): holds
+  // that timed out, the widest start skew of a hold's CTAs, the longest pause of the timer.
+  int holds = 0;
+  int holds_timed_out = 0;
+  double max_start_skew_us = 0;
+  double max_gap_us = 0;
+  std::string isolation_failure;  // empty: nothing ran outside the timed stream that they saw
 };
 
-// Which timed samples have their outputs checked: the first, then attempts 2^k - 1 (1, 3, 7,
-// ...): about log2(n) + 1 of n samples, spread over the whole run.
-bool checked_attempt(int64_t attempt);
-
-// One checked sample, for TimedCheck::collect: launches cycled over copies from first_copy.
-struct TimedBatch {
-  int64_t attempt = 0;
-  int first_copy = 0, launches = 1, copies = 1;
+// The verdict's work around every run the timer makes, warm-ups included, so no call can tell
+// a verified one from another (src/case/checked_runs.cpp, docs/cli.md "The verdict").
+struct SampleHooks {
+  // Before run `run` (counted from 0 over warm-ups and samples), outside its window and before
+  // the L2 flush and the stream hold: device work on `stream` (nullptr on the host).
+  std::function<void(cudaStream_t stream, int64_t run)> before;
+  // After run `run` has finished; `sample` is its attempt number among the timed samples, -1
+  // for a warm-up. May throw VerdictStop.
+  std::function<void(cudaStream_t stream, int64_t run, int64_t sample)> after;
 };
 
-// A check of what the timed calls wrote. Before a checked sample, outside its timed window (and
-// before the L2 flush), `poison` overwrites the outputs (device work on `stream`; nullptr on the
-// host); after the sample has finished, `collect` reads back what its calls wrote.
-struct TimedCheck {
-  std::function<void(cudaStream_t stream)> poison;
-  std::function<void(const TimedBatch&)> collect;
+// Ends the timing of a kernel that the verdict has already judged incorrect (a wrong call under
+// --check-every-call, a run() that waited on the host for device work); `part` names the check
+// ("timed_outputs" or "isolation").
+class VerdictStop : public Error {
+ public:
+  VerdictStop(std::string part, const std::string& msg)
+      : Error(kExitVerifyFailed, msg), part_(std::move(part)) {}
+  const std::string& part() const { return part_; }
+
+ private:
+  std::string part_;
 };
+
+// Holds of the stream that timed out before a run() returned, after which the timing stops: the
+// call waits on the host for device work that the held GPU cannot run.
+constexpr int kMaxHoldTimeouts = 2;
+// A hold whose CTAs started further apart found another kernel on the SMs; a longer pause of the
+// device's timer while it spun means the context was time-sliced with another.
+constexpr double kMaxHoldStartSkewUs = 50;
+constexpr double kMaxHoldGapUs = 500;
 
 // Writes a buffer of twice the L2 size before each cold sample so no operand stays cached;
 // persisting L2 lines (cudaAccessPolicyWindow) are reset to normal first, where supported.
@@ -113,19 +136,26 @@ struct DeviceTimer {
   SmClockReader* clock = nullptr;    // nullptr: clocks not read
   double default_clock_mhz = 0;      // DeviceInfo::clock_khz / 1000
   size_t l2_bytes = 0;
+  StreamHold* hold = nullptr;        // nullptr: one is made for the current device
 };
 
-// Copies whose inputs together reach 3x L2 (1 for cold/hot or when one copy already does).
-int rotation_copies(MeasureMode mode, int64_t bytes_per_copy, size_t l2_bytes);
-// Launches per rotate/graph sample: `requested`, else a multiple of `copies` of at least 20.
-int launches_per_sample(int requested, int copies);
+// Launches per rotate/graph sample: `requested`, else 20 (amortizes the event resolution of
+// ~0.5 us and the graph launch). Each launch has an operand copy and an output slot of its own.
+int launches_per_sample(int requested);
+// Operand copies (and output slots) a mode uses: one per launch of a sample.
+inline int operand_copies(MeasureMode mode, int requested) {
+  return uses_copies(mode) ? launches_per_sample(requested) : 1;
+}
 
+// Launch i of a sample runs copy i (0 <= i < copies = operand_copies(opt.mode, opt.batch)). The
+// L2 is flushed before every sample in cold, rotate and graph modes, so every launch of those
+// finds its operands out of L2.
 Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per_copy,
                            const MeasureOptions& opt, const DeviceTimer& timer,
-                           const TimedCheck* check = nullptr);
+                           const SampleHooks* hooks = nullptr);
 // Host timings: one call per sample, back to back; the mode is ignored (reported as hot).
 Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& opt,
-                         const TimedCheck* check = nullptr);
+                         const SampleHooks* hooks = nullptr);
 
 // The sampling loop shared by both timers: warm-up (count and time) then adaptive samples;
 // `take` returns a sample and the clock read with it. Exposed for tests (fake clock, fake work).

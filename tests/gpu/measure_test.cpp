@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "src/case/run_case.hpp"
+#include "src/measure/stream_hold.hpp"
 #include "tests/gpu_test.hpp"
 
 using namespace nvfp4;
@@ -41,11 +42,10 @@ TEST(GpuMeasure, EveryModeTimesAndVerifies) {
     EXPECT_EQ(m.stop_reason, "fixed sample count");
     EXPECT_EQ(m.stats.count + m.clock.dropped_low_clock, m.attempts);
     EXPECT_GT(m.stats.median, 0);
-    EXPECT_EQ(m.l2_flushed, mode == MeasureMode::Cold);
+    EXPECT_EQ(m.l2_flushed, mode != MeasureMode::Hot);
     if (uses_copies(mode)) {
-      EXPECT_GE(m.rotation_bytes, 3 * int64_t(ctx.dev.l2_bytes));
-      EXPECT_GT(m.copies, 1);
-      EXPECT_EQ(m.launches_per_sample % m.copies, 0);
+      EXPECT_EQ(m.copies, 20);  // one per launch
+      EXPECT_EQ(m.launches_per_sample, m.copies);
     } else {
       EXPECT_EQ(m.copies, 1);
       EXPECT_EQ(m.launches_per_sample, 1);
@@ -74,7 +74,7 @@ TEST(GpuMeasure, UncapturableWorkFailsCleanlyAndTheStreamStaysUsable) {
   o.mode = MeasureMode::Graph;
   o.iters = 2;
   const DeviceWork syncs = [](cudaStream_t s, int) { NVFP4_CUDA_CHECK(cudaStreamSynchronize(s)); };
-  EXPECT_THROW(measure_device(syncs, 2, 1 << 20, o, ctx.timer()), Error);
+  EXPECT_THROW(measure_device(syncs, 20, 1 << 20, o, ctx.timer()), Error);
   // The capture was ended: ordinary timing on the same stream still works.
   const CaseResult r = run_mode(ctx, MeasureMode::Cold);
   EXPECT_EQ(r.disposition, Disposition::Passed) << r.message;
@@ -101,7 +101,7 @@ TEST(GpuMeasure, TheHeldStreamKeepsHostTimeOutOfTheWindow) {
     o.warmup = 1;
     o.warmup_s = 0;
     o.batch = 4;
-    const Measurement m = measure_device(slow_host, 2, 1 << 20, o, ctx.timer());
+    const Measurement m = measure_device(slow_host, operand_copies(mode, o.batch), 1 << 20, o, ctx.timer());
     EXPECT_TRUE(m.stream_held) << m.stream_hold_note;
     EXPECT_LT(m.stats.median, 500) << "the window holds the host's 2 ms per call";
     EXPECT_GE(m.host_call.median, 2000);
@@ -109,22 +109,65 @@ TEST(GpuMeasure, TheHeldStreamKeepsHostTimeOutOfTheWindow) {
   }
 }
 
-// A run() that waits for the GPU would wait for the hold: the hold times out, that sample is
-// taken again, and the timing goes on unheld, saying so.
-TEST(GpuMeasure, ARunThatSynchronizesEndsTheHoldAndSaysSo) {
+// A run() that waits for the GPU would wait for the hold, which fills every SM: the hold times
+// out, and at the second time the timing ends with the verdict's line (work outside the timed
+// stream), whether it waits for its own stream or for another.
+TEST(GpuMeasure, ARunThatWaitsOnTheHostEndsTheTiming) {
   NVFP4_REQUIRE_GPU();
   Context ctx = Context::create(0);
+  StreamHold quick(0, 20'000'000);  // 20 ms: the test need not wait 100 ms a hold
+  DeviceTimer timer = ctx.timer();
+  timer.hold = &quick;
   MeasureOptions o;
   o.mode = MeasureMode::Hot;
   o.iters = 3;
   o.warmup = 1;
   o.warmup_s = 0;
-  const DeviceWork syncs = [](cudaStream_t s, int) { NVFP4_CUDA_CHECK(cudaStreamSynchronize(s)); };
-  const Measurement m = measure_device(syncs, 1, 0, o, ctx.timer());
-  EXPECT_FALSE(m.stream_held);
-  EXPECT_NE(m.stream_hold_note.find("timed out"), std::string::npos) << m.stream_hold_note;
-  EXPECT_EQ(m.stats.count, 3);
-  EXPECT_EQ(m.attempts, 4);  // the timed-out sample was dropped and taken again
+  Stream other;
+  DeviceBuffer buf(1 << 20);
+  const DeviceWork own = [](cudaStream_t s, int) { NVFP4_CUDA_CHECK(cudaStreamSynchronize(s)); };
+  const DeviceWork elsewhere = [&](cudaStream_t, int) {
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, buf.bytes(), other.get()));
+    other.sync();
+  };
+  for (const DeviceWork* w : {&own, &elsewhere}) {
+    try {
+      measure_device(*w, 1, 0, o, timer);
+      ADD_FAILURE() << "a run() that waits on the host was timed";
+    } catch (const VerdictStop& e) {
+      EXPECT_EQ(e.part(), "isolation");
+      EXPECT_NE(std::string(e.what()).find("work outside the timed stream"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A kernel left running on another stream after a sample is seen by the next hold: its CTAs
+// cannot all start until that kernel ends.
+TEST(GpuMeasure, AKernelLeftRunningElsewhereIsSeen) {
+  NVFP4_REQUIRE_GPU();
+  Context ctx = Context::create(0);
+  MeasureOptions o;
+  o.mode = MeasureMode::Hot;
+  o.iters = 3;
+  o.warmup = 0;
+  o.warmup_s = 0;
+  Stream other;
+  DeviceBuffer big(size_t(4) << 30);  // a memset of ~1 ms, a kernel on every SM
+  const DeviceWork leaves = [&](cudaStream_t, int) {
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(big.get(), 1, big.bytes(), other.get()));
+  };
+  const Measurement m = measure_device(leaves, 1, 0, o, ctx.timer());
+  other.sync();
+  EXPECT_GT(m.max_start_skew_us, kMaxHoldStartSkewUs);
+  EXPECT_NE(m.isolation_failure.find("another kernel still held SMs"), std::string::npos)
+      << m.isolation_failure;
+  // An honest run sees none of it.
+  const DeviceWork honest = [&](cudaStream_t s, int) {
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(big.get(), 1, big.bytes(), s));
+  };
+  const Measurement ok = measure_device(honest, 1, 0, o, ctx.timer());
+  EXPECT_EQ(ok.isolation_failure, "") << ok.max_start_skew_us;
+  EXPECT_LT(ok.max_gap_us, kMaxHoldGapUs);
 }
 
 // Every mode checks the timed outputs of the honest naive kernel, rechecks, and respects the
@@ -138,8 +181,10 @@ TEST(GpuMeasure, TheVerdictChecksAnHonestKernelInEveryMode) {
     ASSERT_EQ(r.disposition, Disposition::Passed) << r.message;
     ASSERT_TRUE(r.verdict);
     EXPECT_EQ(r.verdict->timed.failure, "");
-    EXPECT_EQ(r.verdict->timed.samples, 3);  // attempts 0, 1, 3 of 5
+    EXPECT_EQ(r.verdict->timed.samples, 5);  // fewer than kVerifiedSamples: every one
     EXPECT_EQ(r.verdict->timed.slots > 1, uses_copies(mode));
+    EXPECT_TRUE(r.verdict->isolation.done);
+    EXPECT_EQ(r.verdict->isolation.failure, "");
     EXPECT_TRUE(r.verdict->recheck.result.passed());
     EXPECT_EQ(r.verdict->floor_failure, "");
   }

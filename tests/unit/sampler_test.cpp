@@ -205,19 +205,13 @@ TEST(ClockPolicy, UnknownClocksAndUnknownDefaultsKeepTheSample) {
   EXPECT_TRUE((ClockPolicy{2000, 0.0}).keep(1.0));  // --min-clock 0 keeps all
 }
 
-TEST(Rotation, CopiesReachThreeTimesL2AndBatchesCoverEveryCopy) {
-  const size_t l2 = 50u << 20;
-  EXPECT_EQ(rotation_copies(MeasureMode::Cold, 1 << 20, l2), 1);
-  EXPECT_EQ(rotation_copies(MeasureMode::Hot, 1 << 20, l2), 1);
-  EXPECT_EQ(rotation_copies(MeasureMode::Rotate, 1 << 20, l2), 150);
-  EXPECT_EQ(rotation_copies(MeasureMode::Graph, 60 << 20, l2), 3);      // 180 MiB >= 150 MiB
-  EXPECT_EQ(rotation_copies(MeasureMode::Rotate, 200ll << 20, l2), 1);  // one copy already 4x L2
-  for (int copies : {1, 3, 7, 19, 150}) {
-    const int n = launches_per_sample(0, copies);
-    EXPECT_GE(n, 20);
-    EXPECT_EQ(n % copies, 0) << copies;
-  }
-  EXPECT_EQ(launches_per_sample(5, 3), 5);
+TEST(Rotation, OneCopyPerLaunch) {
+  EXPECT_EQ(operand_copies(MeasureMode::Cold, 0), 1);
+  EXPECT_EQ(operand_copies(MeasureMode::Hot, 7), 1);
+  EXPECT_EQ(operand_copies(MeasureMode::Rotate, 0), 20);
+  EXPECT_EQ(operand_copies(MeasureMode::Graph, 5), 5);
+  EXPECT_EQ(launches_per_sample(0), 20);
+  EXPECT_EQ(launches_per_sample(5), 5);
   EXPECT_EQ(parse_mode("graph"), MeasureMode::Graph);
   EXPECT_FALSE(parse_mode("warm"));
 }
