@@ -1,6 +1,7 @@
 // The kernel's runs that the verdict looks at (docs/cli.md, "The verdict"): one checked run into
-// a poisoned C, timing whose checked samples are poisoned and gathered (device and host), and
-// the recheck on fresh operands in the same buffers.
+// a poisoned C; timing in which every run gets fresh operands of a secret seed and a random C,
+// and has its outputs gathered at secret elements (device and host); and the recheck on fresh
+// operands in the same buffers.
 #pragma once
 
 #include <memory>
@@ -16,27 +17,40 @@ namespace nvfp4 {
 void run_checked_on_device(Gemm& g, const Shape& s, const Operands& ops, void* ws, Context& ctx,
                            std::vector<uint16_t>& out);
 
-// Times `g` on the device, rotating over copies of the operands as the mode asks. With
-// `timed`, the outputs of the checked samples are poisoned before and gathered after at `coords`.
-Measurement time_on_device(Gemm& g, const Shape& s, const DeviceTensors& dev, const Operands& ops,
-                           void* ws, const MeasureOptions& mo, Context& ctx,
-                           std::unique_ptr<TimedOutputs>* timed = nullptr,
-                           const std::vector<Coord>& coords = {});
+// How a timing's runs are fed and, for the kernel, checked. Every timing (kernel, reference,
+// peers) gets fresh operands of `secret` in every copy and a random C before each run, so all
+// are timed alike; with `reference` set, the kernel's outputs are checked as well: gathered
+// after every run into `*timed`, or with `every_call` compared in full with the reference right
+// after each sample (the first wrong call throws VerdictStop).
+struct TimedRuns {
+  Problem problem;  // the shape and distribution of the fresh operands
+  uint64_t secret = 0;
+  Gemm* reference = nullptr;
+  Tolerance tol;
+  bool every_call = false;
+  std::unique_ptr<TimedOutputs>* timed = nullptr;
+};
 
-// Times a host kernel; its timed calls write `timed_c` (the first call's C stays for
-// verification), poisoned before each checked sample and gathered after at `coords`.
-Measurement time_on_host(Gemm& g, const Shape& s, const Operands& ops, void* ws,
-                         const MeasureOptions& mo, std::vector<uint16_t>& timed_c,
-                         std::unique_ptr<TimedOutputs>& timed, const std::vector<Coord>& coords);
+// Times `g` on the device over copies of its operands: copy 0 is `dev` (with `ops.c` replaced by
+// an output slot of the timing's own), the others are allocated here.
+Measurement time_on_device(Gemm& g, DeviceTensors& dev, const Operands& ops, void* ws,
+                           const MeasureOptions& mo, Context& ctx, const TimedRuns& runs);
 
-// The exact CPU value of C at each of `pts`, computed in parallel.
-std::vector<uint16_t> exact_at(const Shape& s, const Operands& hops, const std::vector<Coord>& pts);
+// Times a host kernel on operands of its own (fresh for every run) writing `timed_c`.
+Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, std::vector<uint16_t>& timed_c,
+                         const TimedRuns& runs);
 
-// The recheck: operands of another seed generated in the kernel's own buffers, one more call
-// into its poisoned C (`got`, the C of the first call), compared with the reference recomputed
-// for them: a device reference run again (every element), else the exact CPU value at a sample.
-// No prepare() again: the kernel was prepared for this shape and these buffers, and prepare()
-// may not read the values.
+// The reference's values at flat indices of C for operands of any seed, by generating them again
+// (into `dev` on the device, or on the host) and running the reference: what TimedOutputs::judge
+// and --check-every-call compare with.
+ExpectedAt expected_on_device(const TimedRuns& runs, DeviceTensors& dev, Context& ctx);
+ExpectedAt expected_on_host(const TimedRuns& runs);
+
+// The recheck: operands of another seed generated in the kernel's own buffers, the reference
+// recomputed for them first (the kernel cannot change what it reads), then one more call of the
+// kernel into its poisoned C (`got`, the C of the first call): a device reference is compared in
+// every element, the exact CPU value at a sample. No prepare() again: the kernel was prepared for
+// this shape and these buffers, and prepare() may not read the values.
 Recheck recheck_on_device(const Problem& problem, Gemm& kernel, Gemm& reference, DeviceTensors& dev,
                           void* ws, HostTensors& host, std::vector<uint16_t>& got, Context& ctx,
                           const Tolerance& tol);

@@ -12,8 +12,10 @@
 #include "src/core/files.hpp"
 #include "src/case/checked_runs.hpp"
 #include "src/case/verdict.hpp"
+#include "kernels/reference/cpu_exact.hpp"
 #include "src/measure/floor.hpp"
 #include "src/measure/sol.hpp"
+#include "src/measure/stream_hold.hpp"
 #include "src/device/cuda_check.hpp"
 #include "src/report/npy.hpp"
 #include "src/registry/registry.hpp"
@@ -29,6 +31,7 @@ Context Context::create(int device_ordinal) {
     c.stream = std::make_unique<Stream>();
     c.flusher = std::make_unique<L2Flusher>(c.dev.l2_bytes, device_ordinal);
     c.clock = make_clock_reader(c.dev, &c.clock_note);
+    c.hold = std::make_unique<StreamHold>(device_ordinal);
   } else {
     c.clock_note = "host backend: no SM clock";
   }
@@ -42,6 +45,7 @@ DeviceTimer Context::timer() const {
   t.clock = clock.get();
   t.default_clock_mhz = dev.clock_khz / 1000.0;
   t.l2_bytes = dev.l2_bytes;
+  t.hold = hold.get();
   return t;
 }
 
@@ -49,9 +53,10 @@ namespace {
 
 // Times one peer beside the kernel; a peer that cannot run here (or fails) is recorded with
 // the reason and the case goes on.
-TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTensors& dev,
+TimingResult run_peer(const std::string& name, const TimedRuns& runs, DeviceTensors& dev,
                       Context& ctx, const MeasureOptions& mo, const TensorBytes& bytes,
                       std::vector<std::string>& notes) {
+  const Shape& s = runs.problem.shape;
   TimingResult t;
   t.name = name;
   t.role = "peer";
@@ -75,9 +80,9 @@ TimingResult run_peer(const std::string& name, const Shape& s, const DeviceTenso
     run_checked_on_device(*g, s, ops, ws.get(), ctx, out);
     if (const auto unwritten = std::count(out.begin(), out.end(), kPoisonFp16); unwritten > 0)
       notes.push_back(fmt::format("peer {} left {} outputs unwritten", name, unwritten));
-    // Peers rotate over copies of the NVFP4 operands too (what a peer prepared from them in
-    // prepare(), e.g. converted FP8 operands, is its own and is not copied).
-    auto m = time_on_device(*g, s, dev, ops, ws.get(), mo, ctx);
+    // Peers are timed as the kernel is, fresh NVFP4 operands in every copy before each run (what
+    // a peer prepared from them in prepare(), e.g. converted FP8 operands, is its own).
+    auto m = time_on_device(*g, dev, ops, ws.get(), mo, ctx, runs);
     return make_timing(name, "peer", std::move(m), s, bytes, g->same_numerics());
   } catch (const Error& e) {
     t.reason = std::string("failed: ") + e.what();
@@ -121,9 +126,10 @@ struct CaseOutputs {
   DeviceTensors dev;
   DeviceBuffer kws;
   std::vector<uint8_t> hws;
-  std::vector<Coord> timed_coords;        // compared in every checked timed output
-  std::unique_ptr<TimedOutputs> timed;    // what the timed calls wrote there
+  TimedRuns runs;                         // how the timed runs are fed and checked
+  std::unique_ptr<TimedOutputs> timed;    // what the kernel's timed calls wrote
   std::vector<uint16_t> timed_c;          // host backend: the timed calls' output
+  std::string stop_part, stop_failure;    // the kernel's timing stopped by the verdict (VerdictStop)
 };
 
 CasePlan plan_case(const CaseSpec& spec, Context& ctx, CaseResult& r) {
@@ -177,13 +183,16 @@ CaseOutputs allocate_outputs(const CaseSpec& spec, const CasePlan& p, const Cont
   if (p.need_host_inputs || !ctx.gpu()) out.host.allocate(s);
   out.kernel_out.resize(static_cast<size_t>(p.c_elems));
   if (p.sample > 0) out.coords = sample_coords(s, p.sample, spec.problem.seed ^ 0x5eedull);
-  out.timed_coords = timed_check_coords(s, out.coords, spec.problem.seed ^ 0x7153dull);
+  out.runs.problem = spec.problem;
+  out.runs.secret = spec.secret_seed ? *spec.secret_seed : secret_from_os();
+  out.runs.tol = spec.tolerance;
   return out;
 }
 
-// The device reference into its own poisoned buffer, then timed (when spec.time_reference).
+// The device reference into its own poisoned buffer, before the kernel runs (what the kernel
+// does to its inputs cannot change the expectation).
 void run_device_reference(const CaseSpec& spec, Gemm& reference, const DeviceTensors& dev,
-                          Context& ctx, std::vector<uint16_t>& ref_out, CaseResult& r) {
+                          Context& ctx, std::vector<uint16_t>& ref_out) {
   const Shape& s = spec.problem.shape;
   const int64_t c_elems = s.l * s.m * s.n;
   DeviceBuffer ref_c(size_t(c_elems) * 2);
@@ -192,11 +201,20 @@ void run_device_reference(const CaseSpec& spec, Gemm& reference, const DeviceTen
   DeviceBuffer rws(reference.workspace_bytes(s));
   ref_out.resize(size_t(c_elems));
   run_checked_on_device(reference, s, rops, rws.get(), ctx, ref_out);
+}
+
+// The device reference timed as the kernel is (when spec.time_reference).
+void time_device_reference(const CaseSpec& spec, Gemm& reference, CaseOutputs& out, Context& ctx,
+                           CaseResult& r) {
   if (!spec.time_reference) return;
+  const Shape& s = spec.problem.shape;
   // A reference that cannot be timed this way (e.g. not capturable in a CUDA graph) loses
   // its timing, not the kernel's; a real fault resurfaces at the kernel's next call.
   try {
-    auto m = time_on_device(reference, s, dev, rops, rws.get(), spec.measure, ctx);
+    DeviceBuffer rws(reference.workspace_bytes(s));
+    TimedRuns runs = out.runs;
+    runs.reference = nullptr;
+    auto m = time_on_device(reference, out.dev, out.dev.view(), rws.get(), spec.measure, ctx, runs);
     r.reference_timing = make_timing(reference.name(), "reference", std::move(m), s, r.bytes);
   } catch (const Error& e) {
     r.notes.push_back(fmt::format("reference not timed: {}", e.what()));
@@ -213,10 +231,9 @@ void note_dropped_clock_samples(CaseResult& r) {
   }
 }
 
-// The GPU backend: inputs generated on the device, kernel (and a device reference) checked and
-// timed, then the peers.
-void run_on_device(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out,
-                   CaseResult& r) {
+// The GPU backend's first calls: inputs generated on the device, a device reference run, then
+// the kernel, each into its own poisoned C.
+void first_calls_on_device(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out) {
   const Shape& s = spec.problem.shape;
   cudaStream_t st = ctx.stream->get();
   DeviceTensors& dev = out.dev;
@@ -228,17 +245,37 @@ void run_on_device(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOu
   const Operands kops = dev.view();
   out.kws = DeviceBuffer(p.kernel->workspace_bytes(s));
   DeviceBuffer& kws = out.kws;
+  if (p.reference->space() == Space::Device) run_device_reference(spec, *p.reference, dev, ctx, out.ref_out);
   run_checked_on_device(*p.kernel, s, kops, kws.get(), ctx, out.kernel_out);
-  if (p.reference->space() == Space::Device)
-    run_device_reference(spec, *p.reference, dev, ctx, out.ref_out, r);
+}
 
-  auto m = time_on_device(*p.kernel, s, dev, kops, kws.get(), spec.measure, ctx, &out.timed,
-                          out.timed_coords);
-  r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
+// The GPU backend's timings: a device reference, the kernel (the verdict's timed runs), then the
+// peers.
+void time_on_device_all(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out,
+                        CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  DeviceTensors& dev = out.dev;
+  const Operands kops = dev.view();
+  DeviceBuffer& kws = out.kws;
+  if (p.reference->space() == Space::Device) time_device_reference(spec, *p.reference, out, ctx, r);
+
+  TimedRuns kruns = out.runs;
+  kruns.reference = p.reference.get();
+  kruns.every_call = spec.check_every_call;
+  kruns.timed = &out.timed;
+  try {
+    auto m = time_on_device(*p.kernel, dev, kops, kws.get(), spec.measure, ctx, kruns);
+    r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
+  } catch (const VerdictStop& e) {
+    out.stop_part = e.part();
+    out.stop_failure = e.what();
+    ctx.stream->sync();
+    return;  // judged incorrect (judge_verdict); the peers are not timed beside a wrong kernel
+  }
   note_dropped_clock_samples(r);
 
   for (const auto& name : p.peer_names) {
-    TimingResult t = run_peer(name, s, dev, ctx, spec.measure, r.bytes, r.notes);
+    TimingResult t = run_peer(name, out.runs, dev, ctx, spec.measure, r.bytes, r.notes);
     if (t.ran && r.kernel_timing->measurement.stats.median > 0)
       t.kernel_speedup = t.measurement.stats.median / r.kernel_timing->measurement.stats.median;
     if (t.ran) {
@@ -254,9 +291,11 @@ void run_on_device(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOu
   }
 }
 
-// The host backend: peers recorded as not run, inputs generated on the host, the kernel run
-// once checked and then timed.
-void run_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, CaseResult& r) {
+void run_host_reference(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, CaseResult& r);
+
+// The host backend's first calls: peers recorded as not run, inputs generated on the host, the
+// CPU reference, then the kernel into its poisoned C.
+void first_calls_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, CaseResult& r) {
   const Shape& s = spec.problem.shape;
   for (const auto& name : p.peer_names) {
     TimingResult t;
@@ -266,17 +305,34 @@ void run_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Case
     r.peers.push_back(std::move(t));
   }
   generate_host(spec.problem, out.host);
-  Operands kops = out.host.view();
+  if (p.reference->space() == Space::Host) run_host_reference(spec, p, out, r);
+  // The kernel reads a copy: what it does to its inputs cannot change what it is compared with.
+  HostTensors inputs = out.host;
+  Operands kops = inputs.view();
   kops.c = out.kernel_out.data();
   poison_host(kops.c, p.c_elems);
   out.hws.resize(p.kernel->workspace_bytes(s));
   std::vector<uint8_t>& kws = out.hws;
   p.kernel->prepare(s, kops, nullptr);
   p.kernel->run(s, kops, kws.data(), nullptr);
+}
+
+// The host backend's timing of the kernel (the verdict's timed runs).
+void time_on_host_kernel(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, CaseResult& r) {
+  const Shape& s = spec.problem.shape;
+  std::vector<uint8_t>& kws = out.hws;
   out.timed_c.assign(size_t(p.c_elems), kPoisonFp16);
-  auto m = time_on_host(*p.kernel, s, kops, kws.data(), spec.measure, out.timed_c, out.timed,
-                        out.timed_coords);
-  r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
+  TimedRuns kruns = out.runs;
+  kruns.reference = p.reference.get();
+  kruns.every_call = spec.check_every_call;
+  kruns.timed = &out.timed;
+  try {
+    auto m = time_on_host(*p.kernel, kws.data(), spec.measure, out.timed_c, kruns);
+    r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
+  } catch (const VerdictStop& e) {
+    out.stop_part = e.part();
+    out.stop_failure = e.what();
+  }
 }
 
 // The CPU reference (full or at the sampled coordinates), timed once.
@@ -286,7 +342,9 @@ void run_host_reference(const CaseSpec& spec, const CasePlan& p, CaseOutputs& ou
   out.ref_out.assign(size_t(p.c_elems), kPoisonFp16);
   if (p.sample > 0) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<uint16_t> vals = exact_at(s, hops, out.coords);
+    std::vector<int64_t> idx;
+    for (const Coord& c : out.coords) idx.push_back((c.batch * s.m + c.i) * s.n + c.j);
+    const std::vector<uint16_t> vals = exact_at(s, hops, idx);
     for (size_t t = 0; t < out.coords.size(); ++t) {
       const Coord& c = out.coords[t];
       out.ref_out[size_t((c.batch * s.m + c.i) * s.n + c.j)] = vals[t];
@@ -345,7 +403,9 @@ void verify_exact(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, Cas
   const Shape& s = spec.problem.shape;
   const auto pts =
       sample_coords(s, std::min(spec.verify_exact, p.c_elems), spec.problem.seed ^ 0xe8ac7ull);
-  const std::vector<uint16_t> exact = exact_at(s, out.host.view(), pts);
+  std::vector<int64_t> idx;
+  for (const Coord& c : pts) idx.push_back((c.batch * s.m + c.i) * s.n + c.j);
+  const std::vector<uint16_t> exact = exact_at(s, out.host.view(), idx);
   Verifier vk(spec.tolerance, "sampled"), vr(spec.tolerance, "sampled");
   for (size_t t = 0; t < pts.size(); ++t) {
     const Coord& c = pts[t];
@@ -383,7 +443,31 @@ Recheck recheck_kernel(const CaseSpec& spec, const CasePlan& p, Context& ctx, Ca
 void judge_verdict(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOutputs& out,
                    CaseResult& r) {
   VerdictChecks v;
-  if (out.timed) v.timed = out.timed->judge(out.ref_out, spec.tolerance);
+  if (!out.stop_failure.empty()) {
+    // The timing stopped at the failure: nothing else to look at.
+    (out.stop_part == "isolation" ? v.isolation.failure : v.timed.failure) = out.stop_failure;
+    v.timed.done = v.isolation.done = true;
+    v.timed.every_call = spec.check_every_call;
+    v.timed.secret_seed = out.runs.secret;
+    r.verdict = std::move(v);
+    apply_verdict(r);
+    return;
+  }
+  TimedRuns kruns = out.runs;
+  kruns.reference = p.reference.get();
+  if (out.timed)
+    v.timed = out.timed->judge(ctx.gpu() ? expected_on_device(kruns, out.dev, ctx) : expected_on_host(kruns),
+                               spec.tolerance);
+  if (r.kernel_timing && r.kernel_timing->ran) {
+    const Measurement& m = r.kernel_timing->measurement;
+    IsolationCheck& iso = v.isolation;
+    iso.done = m.holds > 0;
+    iso.holds = m.holds;
+    iso.holds_timed_out = m.holds_timed_out;
+    iso.max_start_skew_us = m.max_start_skew_us;
+    iso.max_gap_us = m.max_gap_us;
+    iso.failure = m.isolation_failure;
+  }
   v.recheck = recheck_kernel(spec, p, ctx, out);
   if (r.kernel_timing && r.kernel_timing->ran) {
     const Measurement& m = r.kernel_timing->measurement;
@@ -415,19 +499,24 @@ void run_case_into(const CaseSpec& spec, Context& ctx, CaseResult& r) {
   const CasePlan p = plan_case(spec, ctx, r);
   require_memory(s, p, r.bytes, ctx);
   CaseOutputs out = allocate_outputs(spec, p, ctx);
+  // The first calls are judged before any timing, so what a later failure ends is kept.
   if (ctx.gpu())
-    run_on_device(spec, p, ctx, out, r);
+    first_calls_on_device(spec, p, ctx, out);
   else
-    run_on_host(spec, p, out, r);
-  if (p.reference->space() == Space::Host) run_host_reference(spec, p, out, r);
-
-  if (verify_against_reference(spec, p, out, r)) {
+    first_calls_on_host(spec, p, out, r);
+  if (ctx.gpu() && p.reference->space() == Space::Host) run_host_reference(spec, p, out, r);
+  const bool verified = verify_against_reference(spec, p, out, r);
+  if (verified) {
     if (spec.verify_exact > 0) verify_exact(spec, p, out, r);
     if (!spec.save_tensors_dir.empty())
       save_tensors(spec.save_tensors_dir, spec, out.host, out.kernel_out,
                    p.sample > 0 ? nullptr : &out.ref_out, r.kernel, r.reference);
-    if (r.disposition == Disposition::Passed) judge_verdict(spec, p, ctx, out, r);
   }
+  if (ctx.gpu())
+    time_on_device_all(spec, p, ctx, out, r);
+  else
+    time_on_host_kernel(spec, p, out, r);
+  if (verified && r.disposition == Disposition::Passed) judge_verdict(spec, p, ctx, out, r);
   apply_speed_of_light(r, ctx.dev);
 }
 

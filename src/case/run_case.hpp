@@ -2,12 +2,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/device/buffer.hpp"
 #include "src/device/device_info.hpp"
 #include "src/measure/measure.hpp"
+#include "src/measure/stream_hold.hpp"
 #include "src/report/result.hpp"
 
 namespace nvfp4 {
@@ -24,6 +26,10 @@ struct CaseSpec {
   std::string save_tensors_dir;  // empty: don't save
   std::vector<std::string> peers;  // timed beside the kernel ("all" expanded by the caller)
   int64_t verify_exact = 0;        // also check N sampled elements of kernel AND reference on the CPU
+  // The verdict (docs/cli.md): every timed call checked in full against the reference, and the
+  // secret the timed calls' operands come from (unset: drawn from the OS, recorded after the run).
+  bool check_every_call = false;
+  std::optional<uint64_t> secret_seed;
 };
 
 // The machine a sweep of cases runs on, set up once.
@@ -32,6 +38,7 @@ struct Context {
   std::unique_ptr<Stream> stream;       // GPU only
   std::unique_ptr<L2Flusher> flusher;   // GPU only
   std::unique_ptr<SmClockReader> clock; // GPU only: NVML or the probe kernel
+  std::unique_ptr<StreamHold> hold;     // GPU only
   std::string clock_note;               // which clock source, and why
   bool gpu() const { return dev.has_gpu; }
   std::string clock_source() const { return clock ? clock->source() : "none"; }

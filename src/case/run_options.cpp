@@ -113,6 +113,13 @@ void add_output_options(CLI::App& app, RunOptions& o) {
   app.add_option("--verify-exact", s.verify_exact,
                  "also check N sampled elements of kernel and reference against the exact CPU "
                  "reference")->check(integer_text<int64_t>())->capture_default_str();
+  app.add_flag("--check-every-call", s.check_every_call,
+               "check every timed call in full against the reference, right after its sample "
+               "(GPU MODE's leaderboard rule); the first wrong call ends the case");
+  o.secret_option = app.add_option("--secret-seed", o.secret_value,
+                 "the verdict's secret (the timed calls' operands, C fills and checked elements), "
+                 "to reproduce a failure from its report; makes them predictable to a kernel")
+      ->check(integer_text<uint64_t>());
   app.add_option("--kernel-lib", o.kernel_libs,
                  "load kernels from a plugin library (include/nvfp4bench/plugin.h, docs/plugins.md); "
                  "repeatable")
@@ -224,6 +231,7 @@ void validate_options(RunOptions& o) {
   if (o.spec.verify_exact < 0)
     throw usage_error(fmt::format("--verify-exact {}: must be >= 0", o.spec.verify_exact));
   o.spec.peers = resolve_peer_names(o.spec.peers);
+  if (o.secret_option && o.secret_option->count() > 0) o.spec.secret_seed = o.secret_value;
   if (o.spec.verify_sample < 0)
     throw usage_error(fmt::format("--verify-sample {}: must be >= 0", o.spec.verify_sample));
   validate_measure_options(o);

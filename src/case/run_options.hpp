@@ -33,6 +33,8 @@ struct RunOptions {
   CLI::Option* warmup_option = nullptr;
   CLI::Option* mode_option = nullptr;
   CLI::Option* format_option = nullptr;
+  CLI::Option* secret_option = nullptr;  // --secret-seed
+  uint64_t secret_value = 0;
 };
 
 void add_run_options(CLI::App& app, RunOptions& o);

@@ -2,77 +2,131 @@
 
 #include <fmt/format.h>
 
+#include <sys/random.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "src/core/error.hpp"
+#include "src/problem/generate.hpp"
 
 
 namespace nvfp4 {
 
 uint64_t recheck_seed(uint64_t seed) { return seed ^ 0x9e3779b97f4a7c15ull; }
 
-int output_slots(int copies, int64_t c_bytes, size_t l2_bytes) {
-  const int64_t budget = 3 * int64_t(l2_bytes ? l2_bytes : (64u << 20));
-  const int64_t fit = c_bytes > 0 ? budget / c_bytes : copies;
-  return int(std::clamp<int64_t>(fit, 1, std::max(1, copies)));
-}
-
-std::vector<Coord> timed_check_coords(const Shape& s, const std::vector<Coord>& known, uint64_t seed) {
-  if (!known.empty())
-    return {known.begin(), known.begin() + std::min<ptrdiff_t>(ptrdiff_t(known.size()), kTimedCheckElements)};
-  const int64_t total = s.l * s.m * s.n;
-  if (total > kTimedCheckElements) return sample_coords(s, kTimedCheckElements, seed);
-  std::vector<Coord> all;
-  for (int64_t b = 0; b < s.l; ++b)
-    for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t j = 0; j < s.n; ++j) all.push_back({b, i, j});
-  return all;
-}
-
-TimedOutputs::TimedOutputs(const Shape& s, std::vector<Coord> coords, int slots)
-    : s_(s), coords_(std::move(coords)), slots_(std::max(1, slots)) {}
-
-void TimedOutputs::gather(const TimedBatch& b,
-                          const std::function<const uint16_t*(int slot)>& slot_data) {
-  const int copies = std::max(1, b.copies);
-  for (int slot = 0; slot < slots_; ++slot) {
-    int launch = -1;  // the batch's last call writing this slot
-    for (int j = b.launches - 1; j >= 0 && launch < 0; --j)
-      if ((b.first_copy + j) % copies % slots_ == slot) launch = j;
-    if (launch < 0) continue;
-    const uint16_t* c = slot_data(slot);
-    Got g{b, slot, launch, (b.first_copy + launch) % copies, {}};
-    g.values.reserve(coords_.size());
-    for (const Coord& at : coords_) g.values.push_back(c[(at.batch * s_.m + at.i) * s_.n + at.j]);
-    got_.push_back(std::move(g));
+uint64_t secret_from_os() {
+  uint64_t v = 0;
+  // getrandom(2) fills up to 256 bytes at once unless interrupted before any byte.
+  for (;;) {
+    const ssize_t got = getrandom(&v, sizeof v, 0);
+    if (got == ssize_t(sizeof v)) return v;
+    if (got < 0 && errno != EINTR)
+      throw runtime_error(fmt::format("getrandom: {}", std::strerror(errno)));
   }
 }
 
-TimedOutputsCheck TimedOutputs::judge(const std::vector<uint16_t>& ref, const Tolerance& tol) const {
+uint64_t call_seed(uint64_t secret, int64_t run, int launch) {
+  return mix64(mix64(secret ^ 0xC0FFEE5EEDull) ^ mix64(uint64_t(run) * 4096u + uint64_t(launch)));
+}
+uint64_t fill_seed(uint64_t secret, int64_t run) { return mix64(mix64(secret ^ 0xF111ull) ^ uint64_t(run)); }
+uint64_t gather_seed(uint64_t secret, int64_t run) { return mix64(mix64(secret ^ 0x6A7Eull) ^ uint64_t(run)); }
+
+int64_t gathered_per_slot(int64_t c_elems, int slots) {
+  const int64_t even = kGatheredPerRun / std::max(1, slots);
+  return std::min(c_elems, std::max(even, kMinGatheredPerSlot));
+}
+
+TimedOutputs::TimedOutputs(const Shape& s, uint64_t secret, int slots, int keep)
+    : s_(s), secret_(secret), slots_(std::max(1, slots)),
+      per_slot_(gathered_per_slot(s.l * s.m * s.n, std::max(1, slots))), keep_(std::max(1, keep)),
+      draw_(mix64(secret ^ 0x5E1EC7ull)) {}
+
+void TimedOutputs::offer(int64_t run, int64_t sample, const uint16_t* gathered) {
+  ++runs_;
+  if (sample < 0) return;
+  // Reservoir sampling (Algorithm R): after n offers each sample is kept with probability keep/n.
+  ++offered_;
+  int64_t slot = int64_t(kept_.size());
+  if (slot >= keep_) {
+    draw_ = mix64(draw_);
+    slot = int64_t(draw_ % uint64_t(offered_));
+    if (slot >= keep_) return;
+  } else {
+    kept_.emplace_back();
+  }
+  Kept& k = kept_[size_t(slot)];
+  k.run = run;
+  k.sample = sample;
+  k.values.assign(gathered, gathered + size_t(slots_) * size_t(per_slot_));
+}
+
+std::string judge_output(const Shape& s, const std::vector<int64_t>& idx, const uint16_t* got,
+                         const std::vector<uint16_t>& expected, uint64_t fill, const Tolerance& tol,
+                         const std::string& what, int64_t* elements) {
+  Verifier v(tol, "sampled", 1);
+  int64_t left = 0;
+  const auto coord = [&](int64_t flat) {
+    return Coord{flat / (s.m * s.n), flat / s.n % s.m, flat % s.n};
+  };
+  const size_t n = idx.empty() ? expected.size() : idx.size();
+  for (size_t t = 0; t < n; ++t) {
+    const int64_t e = idx.empty() ? int64_t(t) : idx[t];
+    v.check(coord(e), got[t], expected[t]);
+    if (got[t] == random_finite_fp16(fill, uint64_t(e)) && got[t] != expected[t]) ++left;
+  }
+  if (elements) *elements += v.result().checked;
+  const VerifyResult& r = v.result();
+  if (r.passed()) return {};
+  const Mismatch& m = r.first.front();
+  return fmt::format("{} wrote a wrong output: {} of {} checked elements wrong ({} left as the "
+                     "tool's random fill), first at l={} i={} j={}: got {}, expected {}",
+                     what, r.mismatches, r.checked, left, m.at.batch, m.at.i, m.at.j, m.got,
+                     m.expected);
+}
+
+void TimedOutputs::count_checked(int64_t outputs, int64_t elements, bool sample) {
+  checked_samples_ += sample ? 1 : 0;
+  checked_outputs_ += outputs;
+  checked_elements_ += elements;
+}
+
+TimedOutputsCheck TimedOutputs::judge(const ExpectedAt& expected, const Tolerance& tol) const {
   TimedOutputsCheck t;
   t.done = true;
+  t.secret_seed = secret_;
+  t.runs = runs_;
   t.slots = slots_;
-  t.coords = int64_t(coords_.size());
-  int64_t last_attempt = -1;
-  for (const Got& g : got_) {
-    if (g.batch.attempt != last_attempt) ++t.samples;
-    last_attempt = g.batch.attempt;
-    ++t.outputs;
-    Verifier v(tol, "sampled", 1);
-    for (size_t k = 0; k < coords_.size(); ++k) {
-      const Coord& at = coords_[k];
-      v.check(at, g.values[k], ref[size_t((at.batch * s_.m + at.i) * s_.n + at.j)]);
+  t.coords = per_slot_;
+  if (every_call_) {
+    t.every_call = true;
+    t.samples = checked_samples_;
+    t.outputs = checked_outputs_;
+    t.elements = checked_elements_;
+    t.coords = s_.l * s_.m * s_.n;
+    return t;
+  }
+  std::vector<const Kept*> order;
+  for (const Kept& k : kept_) order.push_back(&k);
+  std::sort(order.begin(), order.end(), [](const Kept* a, const Kept* b) { return a->sample < b->sample; });
+  const int64_t c_elems = s_.l * s_.m * s_.n;
+  for (const Kept* k : order) {
+    ++t.samples;
+    const uint64_t gseed = gather_seed(secret_, k->run);
+    for (int slot = 0; slot < slots_; ++slot) {
+      std::vector<int64_t> idx(static_cast<size_t>(per_slot_));
+      for (int64_t e = 0; e < per_slot_; ++e) idx[size_t(e)] = gathered_index(gseed, slot, e, c_elems, per_slot_);
+      const std::vector<uint16_t> ref = expected(call_seed(secret_, k->run, slot), idx);
+      ++t.outputs;
+      const std::string what =
+          slots_ > 1 ? fmt::format("timed sample {} (call {} of {}, verified after timing)", k->sample,
+                                   slot + 1, slots_)
+                     : fmt::format("timed sample {} (its one call, verified after timing)", k->sample);
+      std::string f = judge_output(s_, idx, k->values.data() + size_t(slot) * size_t(per_slot_), ref,
+                                   fill_seed(secret_, k->run) + uint64_t(slot), tol, what, &t.elements);
+      if (t.failure.empty()) t.failure = std::move(f);
     }
-    t.elements += v.result().checked;
-    if (v.result().passed() || !t.failure.empty()) continue;
-    const VerifyResult& r = v.result();
-    const Mismatch& m = r.first.front();
-    const std::string call =
-        g.batch.launches > 1
-            ? fmt::format("call {} of {}, operand copy {}", g.launch + 1, g.batch.launches, g.copy)
-            : std::string("its one call");
-    t.failure = fmt::format("timed sample {} ({}) wrote a wrong output: {} of {} checked elements "
-                            "wrong ({} unwritten), first at l={} i={} j={}: got {}, expected {}",
-                            g.batch.attempt, call, r.mismatches, r.checked, r.unwritten,
-                            m.at.batch, m.at.i, m.at.j, m.got, m.expected);
   }
   return t;
 }
@@ -103,6 +157,8 @@ void apply_verdict(CaseResult& r) {
   std::string why;
   if (!v.timed.failure.empty()) {
     why = v.timed.failure;
+  } else if (!v.isolation.failure.empty()) {
+    why = v.isolation.failure;
   } else if (v.recheck.done && !v.recheck.result.passed()) {
     const VerifyResult& x = v.recheck.result;
     why = fmt::format("recheck on fresh operands in the same buffers (seed {}) failed: {} of {} "

@@ -145,9 +145,14 @@ static json verdict_json(const VerdictChecks& v) {
   const TimedOutputsCheck& t = v.timed;
   json timed = {{"done", t.done}};
   if (t.done)
-    timed.update({{"passed", t.failure.empty()}, {"samples", t.samples}, {"outputs", t.outputs},
-                  {"slots", t.slots}, {"elements_per_output", t.coords},
+    timed.update({{"passed", t.failure.empty()}, {"secret", true}, {"secret_seed", t.secret_seed},
+                  {"every_call", t.every_call}, {"runs", t.runs}, {"samples", t.samples},
+                  {"outputs", t.outputs}, {"slots", t.slots}, {"elements_per_output", t.coords},
                   {"elements", t.elements}, {"failure", t.failure}});
+  const IsolationCheck& i = v.isolation;
+  json isolation = {{"done", i.done}, {"passed", i.failure.empty()}, {"holds", i.holds},
+                    {"holds_timed_out", i.holds_timed_out}, {"max_start_skew_us", i.max_start_skew_us},
+                    {"max_gap_us", i.max_gap_us}, {"failure", i.failure}};
   json recheck = {{"done", v.recheck.done}};
   if (v.recheck.done)
     recheck.update({{"seed", v.recheck.seed}, {"against", v.recheck.against},
@@ -162,7 +167,7 @@ static json verdict_json(const VerdictChecks& v) {
                   {"tflops", f.tflops}, {"bandwidth_tbs", f.bandwidth_tbs}, {"basis", f.basis},
                   {"passed", v.floor_failure.empty()}, {"failure", v.floor_failure}});
   }
-  return {{"timed_outputs", timed}, {"recheck", recheck}, {"floor", floor}};
+  return {{"timed_outputs", timed}, {"isolation", isolation}, {"recheck", recheck}, {"floor", floor}};
 }
 
 json to_json(const CaseResult& c, bool keep_samples) {

@@ -155,8 +155,22 @@ VerdictChecks read_verdict(const json& v, const std::string& w) {
     r.timed.coords = integer(*t, "elements_per_output", tw);
     r.timed.elements = integer(*t, "elements", tw);
     r.timed.failure = text(*t, "failure", tw);
+    r.timed.every_call = flag(*t, "every_call", tw);
+    r.timed.runs = integer(*t, "runs", tw);
+    if (const json* s = opt(*t, "secret_seed", vt::number_integer, tw)) r.timed.secret_seed = s->get<uint64_t>();
     if (r.timed.done && !flag(*t, "passed", tw, true) && r.timed.failure.empty())
       r.timed.failure = "a timed output was wrong";
+  }
+  if (const json* i = opt(v, "isolation", vt::object, w)) {
+    const std::string iw = sub(w, "isolation");
+    IsolationCheck& is = r.isolation;
+    is.done = flag(*i, "done", iw);
+    is.holds = int(integer(*i, "holds", iw));
+    is.holds_timed_out = int(integer(*i, "holds_timed_out", iw));
+    is.max_start_skew_us = num(*i, "max_start_skew_us", iw);
+    is.max_gap_us = num(*i, "max_gap_us", iw);
+    is.failure = text(*i, "failure", iw);
+    if (!flag(*i, "passed", iw, true) && is.failure.empty()) is.failure = "work outside the timed stream";
   }
   if (const json* c = opt(v, "recheck", vt::object, w)) {
     const std::string cw = sub(w, "recheck");

@@ -75,10 +75,16 @@ std::string verdict_line(const CaseResult& r) {
   const VerdictChecks& v = *r.verdict;
   std::string line;
   if (v.timed.done)
-    line += fmt::format("timed outputs {} ({} sample{}, {} output{}, {} elements)",
+    line += fmt::format("timed outputs {} ({} sample{} verified{}, {} output{}, {} elements; fresh "
+                        "secret operands every run)",
                         v.timed.failure.empty() ? "right" : "WRONG", v.timed.samples,
-                        v.timed.samples == 1 ? "" : "s", v.timed.outputs,
-                        v.timed.outputs == 1 ? "" : "s", v.timed.elements);
+                        v.timed.samples == 1 ? "" : "s", v.timed.every_call ? " in full" : "",
+                        v.timed.outputs, v.timed.outputs == 1 ? "" : "s", v.timed.elements);
+  if (v.isolation.done)
+    line += fmt::format("; {} ({} holds, CTA start skew <= {:.0f} us)",
+                        v.isolation.failure.empty() ? "nothing outside the timed stream"
+                                                    : "WORK OUTSIDE THE TIMED STREAM",
+                        v.isolation.holds, v.isolation.max_start_skew_us);
   if (v.recheck.done)
     line += fmt::format("; recheck on fresh operands {} ({} elements)",
                         v.recheck.result.passed() ? "right" : "WRONG", v.recheck.result.checked);

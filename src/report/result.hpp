@@ -44,14 +44,28 @@ struct TimingResult {
 
 // What the verdict checked beyond the first call (docs/cli.md, "The verdict"; docs/report.md): what the timed
 // calls wrote, one more call on fresh operands in the same buffers, and the physical floor.
+// What the timed calls wrote (docs/cli.md, "The verdict"): fresh operands of a secret seed and a
+// random C before every run, the outputs gathered after it, a secret subset verified.
 struct TimedOutputsCheck {
   bool done = false;
-  int64_t samples = 0;   // checked samples
-  int64_t outputs = 0;   // output buffers read back (samples x slots written)
+  bool every_call = false;  // --check-every-call: every call checked in full right after its sample
+  uint64_t secret_seed = 0; // the secret, told once the run is over (--secret-seed reproduces it)
+  int64_t runs = 0;      // runs gathered: warm-ups and samples
+  int64_t samples = 0;   // samples verified
+  int64_t outputs = 0;   // outputs compared (samples x slots)
   int64_t elements = 0;  // elements compared, all outputs together
-  int slots = 1;         // output buffers the operand copies write (copy i writes slot i % slots)
+  int slots = 1;         // outputs per sample: one per launch, each with its own operand copy
   int64_t coords = 0;    // elements compared per output
-  std::string failure;   // empty: every checked output was right; else which call and how
+  std::string failure;   // empty: every verified output was right; else which call and how
+};
+
+// What the stream holds saw of work outside the timed stream (src/measure/stream_hold.hpp).
+struct IsolationCheck {
+  bool done = false;     // false: no hold (host backend, or batches too long to hold)
+  int holds = 0;
+  int holds_timed_out = 0;
+  double max_start_skew_us = 0, max_gap_us = 0;
+  std::string failure;   // empty: nothing seen
 };
 
 struct Recheck {
@@ -63,6 +77,7 @@ struct Recheck {
 
 struct VerdictChecks {
   TimedOutputsCheck timed;
+  IsolationCheck isolation;
   Recheck recheck;
   Floor floor;
   std::string floor_failure;  // empty: at or above the floor (or none known)

@@ -61,7 +61,7 @@ class Cli(unittest.TestCase):
             self.assertNotIn("±", kernel)
             self.assertRegex(kernel, r" \d+\.\d\d (ns|us|ms|s) median")
             checked = next(line for line in out.splitlines() if line.startswith("checked "))
-            self.assertIn(f"({words[1:]}" if iters == "2" else "(1 sample, 1 output, ", checked)
+            self.assertIn(f"({iters} sample{'s' if iters == '2' else ''} verified, {iters} output", checked)
         for sub, code_words in (("compare", "1 a regression"), ("merge", "3 a case with an error")):
             rc, out, _ = run(sub, "--help")
             self.assertEqual(rc, 0)

@@ -1,31 +1,22 @@
-// The verdict's logic (src/case/verdict.hpp) and the checked timing it rests on
-// (src/measure/measure.hpp): which samples are checked, output slots, what a lazy or stale call
-// looks like once gathered, the recheck, and the order of failures in the message. Each check is
-// shown to catch the bug it is for, planted in a fake kernel.
+// The verdict's logic (src/case/verdict.hpp) and the timed runs it rests on
+// (src/case/checked_runs.hpp): fresh operands and a random C on every call, which samples are
+// verified, what a lazy call looks like once gathered, --check-every-call, the recheck, and the
+// order of failures in the message. Each check is shown to catch the bug it is for, planted in
+// a fake kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <set>
 #include <vector>
 
+#include "kernels/reference/cpu_exact.hpp"
+#include "src/case/checked_runs.hpp"
 #include "src/case/verdict.hpp"
 #include "src/measure/measure.hpp"
 #include "src/problem/problem.hpp"
 
 using namespace nvfp4;
-
-TEST(CheckedTiming, FirstThenPowersOfTwoMinusOne) {
-  std::vector<int64_t> got;
-  for (int64_t a = 0; a < 40; ++a)
-    if (checked_attempt(a)) got.push_back(a);
-  EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 3, 7, 15, 31}));
-  EXPECT_FALSE(checked_attempt(-1));
-}
-
-TEST(CheckedTiming, OutputSlotsOnePerCopyWithin3xL2) {
-  EXPECT_EQ(output_slots(1, 1 << 20, 50u << 20), 1);
-  EXPECT_EQ(output_slots(8, 1 << 20, 50u << 20), 8);     // 8 MB: fits
-  EXPECT_EQ(output_slots(400, 1 << 20, 50u << 20), 150);  // 3x L2 / 1 MB
-  EXPECT_EQ(output_slots(4, int64_t(1) << 30, 50u << 20), 1);  // a huge C: shared
-}
 
 namespace {
 
@@ -37,82 +28,144 @@ std::vector<uint16_t> right_output() {
   return c;
 }
 
-// A host "kernel" timed by measure_host with the check that run_case builds: poison before a
-// checked sample, gather after. `bad_from`: the call (0 = first timed) from which it stops
-// writing (lazy); -1: honest.
-TimedOutputsCheck time_fake(int bad_from, int iters) {
-  const std::vector<uint16_t> ref = right_output();
-  std::vector<uint16_t> c(ref.size(), kPoisonFp16);
-  TimedOutputs timed(kS, timed_check_coords(kS, {}, 1), 1);
-  TimedCheck check;
-  check.poison = [&](cudaStream_t) { poison_host(c.data(), int64_t(c.size())); };
-  check.collect = [&](const TimedBatch& b) { timed.gather(b, [&](int) { return c.data(); }); };
+// A host kernel that computes with the exact CPU reference on the calls `computes(call)` says
+// (call 0 is the first call the timer makes), and otherwise leaves C as it found it; it records
+// what it saw: a hash of its inputs and of C on entry.
+class FakeKernel final : public Gemm {
+ public:
+  explicit FakeKernel(std::function<bool(int)> computes) : computes_(std::move(computes)) {}
+  std::string name() const override { return "fake"; }
+  std::string description() const override { return "fake"; }
+  Space space() const override { return Space::Host; }
+  Availability availability(const DeviceInfo&) const override { return {true, ""}; }
+  void run(const Shape& s, const Operands& o, void*, cudaStream_t) override {
+    const int64_t c_elems = s.l * s.m * s.n;
+    uint64_t in = 0, c = 0;
+    for (int64_t i = 0; i < s.l * s.m * s.k / 2; ++i) in = mix64(in ^ o.a[i]);
+    for (int64_t i = 0; i < s.l * s.n * s.k / 2; ++i) in = mix64(in ^ o.b[i]);
+    for (int64_t i = 0; i < c_elems; ++i) c = mix64(c ^ o.c[i]);
+    inputs.push_back(in);
+    entry_c.push_back(c);
+    entry_poisoned.push_back(o.c[0] == kPoisonFp16);
+    if (computes_(calls++)) exact_gemm(s, o);
+  }
+  int calls = 0;
+  std::vector<uint64_t> inputs, entry_c;
+  std::vector<bool> entry_poisoned;
+
+ private:
+  std::function<bool(int)> computes_;
+};
+
+// `kernel` timed on the host as run_case does (iters samples, no warm-up), its outputs judged
+// against the CPU reference: what the verdict says of its timed calls.
+TimedOutputsCheck time_fake(FakeKernel& kernel, int iters, bool every_call = false,
+                            uint64_t secret = 42) {
+  auto reference = make_cpu_exact_reference();
+  TimedRuns runs;
+  runs.problem.shape = kS;
+  runs.secret = secret;
+  runs.reference = reference.get();
+  runs.every_call = every_call;
+  std::unique_ptr<TimedOutputs> timed;
+  runs.timed = &timed;
   MeasureOptions mo;
   mo.warmup = 0;
   mo.warmup_s = 0;
   mo.iters = iters;
-  int call = 0;
-  const Measurement m = measure_host(
-      [&] {
-        if (bad_from < 0 || call < bad_from) c = ref;
-        ++call;
-      },
-      mo, &check);
-  EXPECT_EQ(m.checked_samples, iters >= 8 ? 4 : 3);
+  std::vector<uint16_t> c(size_t(kS.l * kS.m * kS.n));
+  const Measurement m = time_on_host(kernel, nullptr, mo, c, runs);
   EXPECT_EQ(m.host_call.count, iters);
-  return timed.judge(ref, Tolerance{});
+  return timed->judge(expected_on_host(runs), Tolerance{});
 }
 
 }  // namespace
 
-TEST(CheckedTiming, HonestCallsPass) {
-  const TimedOutputsCheck t = time_fake(-1, 8);
-  EXPECT_TRUE(t.done);
+TEST(FreshRuns, EveryCallSeesFreshOperandsAndARandomC) {
+  FakeKernel k([](int) { return true; });
+  const TimedOutputsCheck t = time_fake(k, 40);
   EXPECT_EQ(t.failure, "");
-  EXPECT_EQ(t.samples, 4);
-  EXPECT_EQ(t.outputs, 4);
+  ASSERT_EQ(k.calls, 40);
+  EXPECT_EQ(std::set<uint64_t>(k.inputs.begin(), k.inputs.end()).size(), 40u);  // no operands seen twice
+  EXPECT_EQ(std::set<uint64_t>(k.entry_c.begin(), k.entry_c.end()).size(), 40u);  // no C seen twice
+  EXPECT_EQ(std::count(k.entry_poisoned.begin(), k.entry_poisoned.end(), true), 0);  // never the poison
+  EXPECT_TRUE(t.done);
+  EXPECT_EQ(t.samples, kVerifiedSamples);  // 32 of 40
+  EXPECT_EQ(t.outputs, kVerifiedSamples);
   EXPECT_EQ(t.coords, kS.l * kS.m * kS.n);  // a small C: every element
-  EXPECT_EQ(t.elements, 4 * t.coords);
+  EXPECT_EQ(t.runs, 40);
+  EXPECT_EQ(t.secret_seed, 42u);
+  // Another secret, other operands.
+  FakeKernel k2([](int) { return true; });
+  time_fake(k2, 4, false, 43);
+  EXPECT_NE(k2.inputs[0], k.inputs[0]);
 }
 
-TEST(CheckedTiming, ALazyCallIsNamed) {
-  // Right for the first two timed calls, then nothing: sample 3 is the first checked one left
-  // poisoned (samples 0 and 1 were right).
-  const TimedOutputsCheck t = time_fake(2, 8);
-  EXPECT_NE(t.failure.find("timed sample 3 (its one call) wrote a wrong output: 24 of 24 checked "
-                           "elements wrong (24 unwritten)"), std::string::npos) << t.failure;
-  const TimedOutputsCheck first = time_fake(0, 4);
-  EXPECT_NE(first.failure.find("timed sample 0"), std::string::npos) << first.failure;
+TEST(FreshRuns, ALazyCallIsCaughtAndNamed) {
+  // Computes on the first two calls only.
+  FakeKernel k([](int call) { return call < 2; });
+  const TimedOutputsCheck t = time_fake(k, 8);
+  EXPECT_NE(t.failure.find("timed sample 2 (its one call, verified after timing) wrote a wrong output: "
+                           "24 of 24 checked elements wrong (24 left as the tool's random fill)"),
+            std::string::npos)
+      << t.failure;
 }
 
-TEST(CheckedTiming, EachSlotIsJudgedByTheLastCallThatWroteIt) {
-  const std::vector<uint16_t> ref = right_output();
-  const int64_t n = int64_t(ref.size());
-  // 3 copies over 3 slots, a batch of 6 launches from copy 1: copy 2 (slot 2) is stale.
-  std::vector<uint16_t> slots(size_t(3 * n));
-  for (int k = 0; k < 3; ++k) std::copy(ref.begin(), ref.end(), slots.begin() + k * n);
-  slots[size_t(2 * n + 5)] = 0x0000;
-  TimedOutputs timed(kS, timed_check_coords(kS, {}, 1), 3);
-  timed.gather({7, 1, 6, 3}, [&](int slot) { return slots.data() + slot * n; });
-  const TimedOutputsCheck t = timed.judge(ref, Tolerance{});
-  EXPECT_EQ(t.outputs, 3);
-  // Launch j uses copy (1 + j) % 3: copy 2 last at j = 4, the 5th call.
-  EXPECT_NE(t.failure.find("timed sample 7 (call 5 of 6, operand copy 2) wrote a wrong output: "
-                           "1 of 24"), std::string::npos) << t.failure;
-  // A batch shorter than the copies leaves slots alone: they are not read.
-  TimedOutputs partial(kS, timed_check_coords(kS, {}, 1), 3);
-  std::vector<uint16_t> poisoned(size_t(3 * n), kPoisonFp16);
-  std::copy(ref.begin(), ref.end(), poisoned.begin());  // slot 0 only, written by copy 0
-  partial.gather({0, 0, 1, 3}, [&](int slot) { return poisoned.data() + slot * n; });
-  EXPECT_EQ(partial.judge(ref, Tolerance{}).failure, "");
-  EXPECT_EQ(partial.judge(ref, Tolerance{}).outputs, 1);
+TEST(FreshRuns, TheOldPublicScheduleIsNoEscape) {
+  // Computes on calls 0, 1, 3, 7, 15, ... (what used to be checked) and nowhere else.
+  FakeKernel k([](int call) { return ((call + 1) & call) == 0; });
+  EXPECT_NE(time_fake(k, 64).failure.find("wrote a wrong output"), std::string::npos);
 }
 
-TEST(CheckedTiming, SampledCoordinatesStayWhereTheReferenceIsKnown) {
-  const Shape big{256, 256, 64, 1};
-  const std::vector<Coord> known = sample_coords(big, 10, 3);
-  EXPECT_EQ(timed_check_coords(big, known, 9), known);
-  EXPECT_EQ(int64_t(timed_check_coords(big, {}, 9).size()), kTimedCheckElements);
+TEST(FreshRuns, WhichSamplesAreVerifiedFollowsTheSecret) {
+  // One lazy call in 64: caught for some secrets, not others, and over many secrets about as
+  // often as kVerifiedSamples / 64 says (the draw is uniform over the samples).
+  int caught = 0;
+  constexpr int kSecrets = 60;
+  for (int secret = 0; secret < kSecrets; ++secret) {
+    FakeKernel k([](int call) { return call != 40; });
+    caught += !time_fake(k, 64, false, uint64_t(secret)).failure.empty();
+  }
+  EXPECT_GT(caught, kSecrets * 3 / 10);  // expected half; these bounds are about 3 sigma
+  EXPECT_LT(caught, kSecrets * 7 / 10);
+}
+
+TEST(FreshRuns, CheckEveryCallStopsAtTheFirstWrongCall) {
+  FakeKernel k([](int call) { return call != 5; });
+  try {
+    time_fake(k, 20, true);
+    FAIL() << "a wrong call went through";
+  } catch (const VerdictStop& e) {
+    EXPECT_EQ(e.part(), "timed_outputs");
+    EXPECT_NE(std::string(e.what()).find("--check-every-call: call 5 (timed sample 5, launch 1 of 1) "
+                                         "wrote a wrong output: 24 of 24"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(k.calls, 6);
+  FakeKernel honest([](int) { return true; });
+  const TimedOutputsCheck t = time_fake(honest, 10, true);
+  EXPECT_TRUE(t.every_call);
+  EXPECT_EQ(t.samples, 10);
+  EXPECT_EQ(t.elements, 10 * kS.l * kS.m * kS.n);
+  EXPECT_EQ(t.failure, "");
+}
+
+TEST(FreshRuns, FillsAreFiniteAndNeverThePoison) {
+  for (uint64_t e = 0; e < 200000; ++e) {
+    const uint16_t v = random_finite_fp16(7, e);
+    ASSERT_NE(v & 0x7C00u, 0x7C00u) << e;
+    ASSERT_NE(v, kPoisonFp16);
+    ASSERT_GE(std::fabs(fp16_bits_to_double(v)), 1024.0) << e;  // no unwritten element passes as 0
+  }
+  // Gathered elements: all of a small C in order, else spread over it.
+  EXPECT_EQ(gathered_index(1, 0, 5, 10, 10), 5);
+  std::set<int64_t> seen;
+  for (int64_t t = 0; t < 256; ++t) seen.insert(gathered_index(1, 2, t, 1 << 20, 256));
+  EXPECT_GT(seen.size(), 250u);
+  EXPECT_EQ(gathered_per_slot(1 << 20, 1), kGatheredPerRun);
+  EXPECT_EQ(gathered_per_slot(1 << 20, 64), kMinGatheredPerSlot);
+  EXPECT_EQ(gathered_per_slot(100, 1), 100);
 }
 
 TEST(Recheck, ACachedOutputFails) {

@@ -409,7 +409,10 @@ TEST(ReportReader, EveryFormatOfTheReadReportIsTheDirectOne) {
   a.kernel_configuration = "tile 16";
   a.notes = {"a note"};
   a.verdict = VerdictChecks{};
-  a.verdict->timed = {true, 3, 3, 768, 1, 256, ""};
+  a.verdict->timed.done = true;
+  a.verdict->timed.samples = a.verdict->timed.outputs = 3;
+  a.verdict->timed.elements = 768;
+  a.verdict->timed.coords = 256;
   a.verdict->floor.known = true;
   a.verdict->floor.floor_s = 5e-6;
   a.speed_of_light = SolResult{};
