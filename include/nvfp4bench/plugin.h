@@ -18,18 +18,18 @@
  *      sfa, sfb     [L, M, K/16], [L, N, K/16] E4M3 scale bytes, linear, used unsigned (UE4M3)
  *      sfa_blocked, sfb_blocked  the same scales in the 128x4-atom blocked layout (cuBLASLt's),
  *                   Rp*Kp bytes per batch, Rp = roundup(rows,128), Kp = roundup(K/16,4), padding 0
- *      c            [L, M, N] fp16 bits, row-major per batch; filled with 0x7F7F (NaN) before a
- *                   checked run, so an element the kernel never writes is reported as unwritten.
- *                   Checked runs are the first, some of the timed ones, and one more after
- *                   timing on fresh operands in the same buffers: every call must compute C
- *                   from its inputs (docs/cli.md, "The verdict")
+ *      c            [L, M, N] fp16 bits, row-major per batch. Its content before a call is
+ *                   unspecified (the first call's C is a NaN pattern, every timed call's a
+ *                   random fill) and every call's operands may differ from the last one's: every
+ *                   call must compute all of C from its inputs (docs/cli.md, "The verdict")
  *    M, N, L >= 1 and K a positive multiple of 16; all sizes fit in int64.
  *  - run() of a device kernel is asynchronous: it enqueues its work on `stream` (a cudaStream_t
- *    passed as void*) and returns; it should not synchronize (the stream is held while a timed
- *    sample is enqueued: a run() that waits for it stalls until the hold times out). The tool
- *    synchronizes, checks for
+ *    passed as void*) and returns. All of its work goes on that stream, and it must not wait
+ *    on the host for device work: while a timed sample is enqueued the stream is held and the
+ *    hold fills every SM, so such a wait stalls until the hold times out, and the verdict ends
+ *    the case incorrect ("work outside the timed stream"). The tool synchronizes, checks for
  *    CUDA errors (a fault is reported as a runtime failure, exit 3) and times it with events on
- *    that stream. Host kernels get stream == NULL and compute before returning.
+ *    that stream. Host kernels get stream == NULL and compute all of C before returning.
  *  - `workspace` points to workspace_bytes(problem) bytes in the kernel's memory space (NULL
  *    when 0); its contents are undefined at each call.
  *  - Return NVFP4BENCH_OK, or another status and a one-line reason written into `msg` (a

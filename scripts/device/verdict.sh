@@ -8,8 +8,11 @@
 #   modes   the honest kernels at 128x7168x2048 and 128x7168x16384 in cold, hot, rotate and
 #           graph: sm90 (kernel), cublaslt-f16 (reference, timed) and the f16-predeq peer; one
 #           table of medians, host us/call, stream held, verdict (modes.txt)
-#   cheats  the CUDA cheat plugins at 128x7168x16384 in every mode: each line shows the exit
+#   cheats  every CUDA cheat plugin at 128x7168x16384 in every mode: each line shows the exit
 #           code (1) and the reason (cheats.txt)
+#   ab      the old tool, this one and this one with --check-every-call in turns, sm90 beside
+#           cublaslt-f16 at 128x7168x16384, 16x576x7168 and 128x7168x2048, cold and graph: the
+#           medians and the verdict's cost per sample and per run (ab.md; needs old first)
 #   old     the tool at revision $OLD_REV (default a45241c, the last without the verdict's
 #           checks) into build-old, from `git archive` (or the archive $OLD_TGZ where this .git
 #           lacks the commit); with it, modes also times every row by the old tool, one after
@@ -106,12 +109,68 @@ step_modes() {
   ((${#before[@]})) && summarize_old "${before[@]}" | tee "$R/modes-before.txt"
 }
 
+# The cost of the verdict and its effect on the honest medians, in turns: the old tool (build-old),
+# this one, and this one with --check-every-call, sm90 timed beside the cublaslt-f16 reference;
+# per run the medians, the wall time per sample of the kernel's timing (sampling_s / attempts)
+# and of the whole run (ab.md). AB_ROUNDS rounds (default 2); AB_MAX_TIME per timing (default 1).
+step_ab() {
+  local r shape mode who bin f t0 t1 extra
+  : > "$R/ab-runs.txt"
+  for ((r = 1; r <= ${AB_ROUNDS:-2}; r++)); do
+    for shape in "128 7168 16384" "16 576 7168" "128 7168 2048"; do
+      read -r m n k <<<"$shape"
+      for mode in cold graph; do
+        for who in old new every; do
+          bin=$BIN; extra=()
+          [[ $who == old ]] && { [[ -x build-old/nvfp4bench ]] || continue; bin=build-old/nvfp4bench; }
+          [[ $who == every ]] && extra=(--check-every-call)
+          f="$R/ab-$who-${m}x${n}x${k}-$mode-$r"
+          t0=$(date +%s%N)
+          timeout 120 "$bin" --kernel sm90 --reference cublaslt-f16 --m "$m" --n "$n" --k "$k" --mode "$mode" \
+            "${extra[@]}" --max-time "${AB_MAX_TIME:-1}" --json "$f.json" > "$f.log" 2>&1
+          local rc=$?
+          t1=$(date +%s%N)
+          echo "$who ${m}x${n}x${k} $mode $r rc=$rc wall_ms=$(((t1 - t0) / 1000000))" | tee -a "$R/ab-runs.txt"
+        done
+      done
+    done
+  done
+  "$PY" - "$R" <<'PYEOF' | tee "$R/ab.md"
+import glob, json, os, re, statistics, sys
+d = sys.argv[1]
+wall = {}
+for line in open(d + "/ab-runs.txt"):
+    who, shape, mode, r, rc, w = line.split()
+    wall[(who, shape, mode, r)] = (int(rc.split("=")[1]), int(w.split("=")[1]))
+rows = {}
+for (who, shape, mode, r), (rc, w) in wall.items():
+    f = "%s/ab-%s-%s-%s-%s.json" % (d, who, shape, mode, r)
+    if not os.path.exists(f):
+        rows.setdefault((shape, mode, who), []).append(("rc %d" % rc, None, None, None, w)); continue
+    c = json.load(open(f))["cases"][0]
+    kt, rt = c.get("kernel_timing"), c.get("reference_timing")
+    km = kt["stats"]["median_us"] if kt and kt.get("ran") else None
+    rm = rt["stats"]["median_us"] if rt and rt.get("ran") else None
+    ps = kt["sampling_s"] / max(1, kt["attempts"]) * 1e3 if kt and kt.get("ran") and "sampling_s" in kt else None
+    rows.setdefault((shape, mode, who), []).append((c["disposition"], km, rm, ps, w))
+def med(v):
+    v = [x for x in v if x is not None]
+    return "%.2f" % statistics.median(v) if v else "-"
+print("| shape | mode | tool | disposition | sm90 median us | cublaslt-f16 median us | wall per kernel sample ms | whole run s |")
+print("|---|---|---|---|---|---|---|---|")
+for (shape, mode, who), runs in sorted(rows.items()):
+    print("| %s | %s | %s | %s | %s | %s | %s | %.1f |" % (shape, mode, {"old": "before (b4f99c4)", "new": "default", "every": "--check-every-call"}[who],
+          "/".join(sorted(set(x[0] for x in runs))), med([x[1] for x in runs]), med([x[2] for x in runs]),
+          med([x[3] for x in runs]), statistics.median([x[4] for x in runs]) / 1e3))
+PYEOF
+}
+
 step_cheats() {
   local kernel mode
   : > "$R/cheats.txt"
-  for kernel in lazy memo memo-shape fast; do
+  for kernel in lazy memo memo-shape fast count random content-memo other-stream host-wait; do
     for mode in "${MODES[@]}"; do
-      [[ $kernel == memo* && $mode == graph ]] && continue  # memo allocates on a miss: not capturable
+      [[ ( $kernel == memo* || $kernel == host-wait ) && $mode == graph ]] && continue  # allocates or waits: not capturable
       $BIN --kernel-lib $BUILD/plugins/libnvfp4_cheat_device.so --kernel $kernel --mode $mode \
         --m 128 --n 7168 --k 16384 --iters 16 --warmup 1 \
         --json "$R/cheat-$kernel-$mode.json" > "$R/cheat-$kernel-$mode.log" 2>&1
