@@ -39,7 +39,7 @@ step_build() {
   cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVFP4_BUILD_TESTS=ON \
     -DNVFP4_CUDA_ARCHS=90a-real "${pyargs[@]}" > "$R/cmake.log" 2>&1 || { tail -20 "$R/cmake.log"; return 1; }
   cmake --build $BUILD -j"$(nproc)" --target nvfp4bench measure_test nvfp4_cheat_device \
-    nvfp4_cheat_host nvfp4_example_host > "$R/build.log" 2>&1 || { grep -m5 -A8 error "$R/build.log"; return 1; }
+    nvfp4_cheat_host nvfp4_example_host nvfp4_example_cuda > "$R/build.log" 2>&1 || { grep -m5 -A8 error "$R/build.log"; return 1; }
 }
 
 step_tests() {
