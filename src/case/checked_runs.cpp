@@ -157,19 +157,20 @@ Measurement time_on_device(Gemm& g, DeviceTensors& dev, const Operands& ops, voi
   };
   if (checked)
     hooks.after = [&](cudaStream_t q, int64_t run, int64_t sample) {
+      // On the tool's stream right after the window: what the calls wrote by the time they
+      // ended, not what work left running elsewhere writes later.
       gather_device(c.c.get<uint16_t>(), c_elems, n, per_slot, gather_seed(runs.secret, run),
                     gathered_dev.get<uint16_t>(), q);
       NVFP4_CUDA_CHECK(cudaMemcpyAsync(gathered.data(), gathered_dev.get(), gathered_dev.bytes(),
                                        cudaMemcpyDeviceToHost, q));
+      if (runs.every_call) {
+        slot_c.resize(size_t(n) * size_t(c_elems));
+        NVFP4_CUDA_CHECK(cudaMemcpyAsync(slot_c.data(), c.c.get(), c.c.bytes(), cudaMemcpyDeviceToHost, q));
+      }
       NVFP4_CUDA_CHECK(cudaStreamSynchronize(q));
       (*runs.timed)->offer(run, sample, gathered.data());
       if (!runs.every_call) return;
-      slot_c.resize(size_t(c_elems));
-      for (int i = 0; i < n; ++i) {
-        NVFP4_CUDA_CHECK(cudaMemcpy(slot_c.data(), c.ops[size_t(i)].c, size_t(c_elems) * 2,
-                                    cudaMemcpyDeviceToHost));
-        check_call(runs, expected, run, sample, i, n, slot_c.data());
-      }
+      for (int i = 0; i < n; ++i) check_call(runs, expected, run, sample, i, n, slot_c.data() + int64_t(i) * c_elems);
       (*runs.timed)->count_checked(n, n * c_elems, sample >= 0);
     };
   return measure_device([&](cudaStream_t q, int copy) { g.run(s, c.ops[size_t(copy)], ws, q); }, n,
@@ -186,7 +187,7 @@ Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, std::vecto
   const int64_t c_elems = int64_t(timed_c.size());
   const bool checked = runs.reference != nullptr;
   ExpectedAt expected;
-  std::vector<uint16_t> gathered;
+  std::vector<uint16_t> gathered, snapshot;
   if (checked) {
     *runs.timed = std::make_unique<TimedOutputs>(s, runs.secret, 1);
     gathered.resize(size_t((*runs.timed)->per_slot()));
@@ -205,9 +206,10 @@ Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, std::vecto
       // Read at once: work a call left running (another thread) has not written it yet.
       gather_host(tops.c, c_elems, 1, int64_t(gathered.size()), gather_seed(runs.secret, run),
                   gathered.data());
+      if (runs.every_call) snapshot.assign(tops.c, tops.c + c_elems);
       (*runs.timed)->offer(run, sample, gathered.data());
       if (!runs.every_call) return;
-      check_call(runs, expected, run, sample, 0, 1, tops.c);
+      check_call(runs, expected, run, sample, 0, 1, snapshot.data());
       (*runs.timed)->count_checked(1, c_elems, sample >= 0);
     };
   return measure_host([&] { g.run(s, tops, ws, nullptr); }, mo, &hooks);

@@ -11,6 +11,10 @@
 
 using namespace nvfp4;
 
+namespace nvfp4 {
+void spin_every_sm(cudaStream_t stream, double us);  // spin.cu
+}
+
 namespace {
 
 CaseResult run_mode(Context& ctx, MeasureMode mode) {
@@ -152,19 +156,14 @@ TEST(GpuMeasure, AKernelLeftRunningElsewhereIsSeen) {
   o.warmup = 0;
   o.warmup_s = 0;
   Stream other;
-  DeviceBuffer big(size_t(4) << 30);  // a memset of ~1 ms, a kernel on every SM
-  const DeviceWork leaves = [&](cudaStream_t, int) {
-    NVFP4_CUDA_CHECK(cudaMemsetAsync(big.get(), 1, big.bytes(), other.get()));
-  };
+  const DeviceWork leaves = [&](cudaStream_t, int) { spin_every_sm(other.get(), 2000); };
   const Measurement m = measure_device(leaves, 1, 0, o, ctx.timer());
   other.sync();
   EXPECT_GT(m.max_start_skew_us, kMaxHoldStartSkewUs);
   EXPECT_NE(m.isolation_failure.find("another kernel still held SMs"), std::string::npos)
       << m.isolation_failure;
   // An honest run sees none of it.
-  const DeviceWork honest = [&](cudaStream_t s, int) {
-    NVFP4_CUDA_CHECK(cudaMemsetAsync(big.get(), 1, big.bytes(), s));
-  };
+  const DeviceWork honest = [&](cudaStream_t s, int) { spin_every_sm(s, 200); };
   const Measurement ok = measure_device(honest, 1, 0, o, ctx.timer());
   EXPECT_EQ(ok.isolation_failure, "") << ok.max_start_skew_us;
   EXPECT_LT(ok.max_gap_us, kMaxHoldGapUs);
