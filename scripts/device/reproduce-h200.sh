@@ -19,7 +19,7 @@
 #               then memcheck/racecheck of the registered kernel from build/
 #   verdict     scripts/device/sm90-results.sh build loop default tests sanitize sanitize-configs
 #               configs and scripts/device/verdict.sh old modes cheats on its build (the
-#               2026-12-01-layout-verdict folder), then the Blackwell first-run script's refusal
+#               2026-12-01-layout-verdict folder keeps verdict/), then the Blackwell first-run script's refusal
 #   kernelpy    scripts/device/kernel-py-results.sh (--kernel-py on the GPU backend: its own build
 #               against the python3 on PATH, which must have torch; the seed submission's diff
 #               from $NVFP4_SEED_SUBMISSION_DIFF)
@@ -101,8 +101,8 @@ step_tool() {
 step_sm90() {
   need_build || return 2
   local d="$OUT/sm90"; mkdir -p "$d"
-  # The current evidence (bench/results/h200/README.md names its folder; sm90-results.sh's steps
-  # fit and limits remake the rest): its own script, its own sm90-only build.
+  # The current evidence (bench/results/h200/sm90-standing, replaced in place; sm90-results.sh's
+  # steps fit and heldout remake the fixtures' sources): its own script, its own sm90-only build.
   OUT="$d" bash scripts/device/sm90-results.sh build tests paths sanitize sweep peers graph default streamk
   # The registered kernel from build/ under the sanitizers (the cost models' held-out check is
   # sm90-results.sh's step heldout).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sm90 kernel's evidence on an H200 (bench/results/h200/2026-12-01-sm90-nstep/README.md):
+# The sm90 kernel's evidence on an H200 (bench/results/h200/sm90-standing/README.md, replaced in place):
 #   build       the sm90-only preset with ptxas -v; SASS counts of the two-phase objects
 #   tests       ctest -L gpu (every sm90 path and tile, references, peers, measurement);
 #               TESTS_REGEX=RE runs only the GPU tests it matches
@@ -11,7 +11,7 @@
 #               pinned with --kernel-config (shapes whose ring wraps), and one shape whose CTAs
 #               run several split-K units
 #   configs     both shipped sweeps, 5 samples, no peers: the configuration of every case beside
-#               the one recorded by the committed sweep before the reorganisation
+#               the one the committed standing sweep recorded (bench/results/h200/sm90-standing/sweep/)
 #   loop        bench/sm90_loop_bench (the fused consumer loop alone, its variants)
 #   sanitize-nstep  memcheck and racecheck of the two-phase path on shapes whose tiles have a
 #               BN % 64 tail (128x144, 128x80, 128x48) and on N % 8 != 0 (not in the default list)
@@ -163,7 +163,7 @@ PYEOF
 }
 
 # The two shipped sweeps (fixed 5 samples, no peers): the configuration chosen for every case,
-# set beside the one the committed sweep of the code before the reorganisation recorded.
+# set beside the one the committed standing sweep recorded (bench/results/h200/sm90-standing/sweep/).
 step_configs() {
   mkdir -p "$R/configs"
   local c
@@ -174,7 +174,7 @@ json.dump(c, open(sys.argv[2],"w"), indent=1)' configs/$c.json "$R/configs/$c-co
     timeout 250 $BIN sweep "$R/configs/$c-configs.json" --no-isolate --json "$R/configs/$c.json" --overwrite \
       --progress lines > "$R/configs/$c.log" 2>&1
     echo "configs $c rc=$?"; grep -E '^sweep: [0-9]' "$R/configs/$c.log"
-    "$PY" - "$R/configs/$c.json" "bench/results/h200/2026-12-01-sm90-nstep/sweep/$c.json" <<'PYEOF'
+    "$PY" - "$R/configs/$c.json" "bench/results/h200/sm90-standing/sweep/$c.json" <<'PYEOF'
 import json, sys
 def key(c):
     p = c["problem"]; return (p["m"], p["n"], p["k"], p["l"], p["dist"], p["seed"])

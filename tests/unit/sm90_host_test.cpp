@@ -175,7 +175,8 @@ sm90::Config as_config(const sm90::TwoPhaseConfig& t) {
 
 // The fused path's choice against its own H200 timing at M <= 512 (small-m.json: every M tile x
 // split its chooser weighs, on the 34 shapes with M <= 512 of the two shipped sweep configs, 15
-// cold samples each, GPU MODE data, one run: bench/notes-sm90.md, "v5"). The pick must be one of
+// cold samples each, GPU MODE data, one run: git show b4f99c4:bench/notes-sm90.md,
+// "v5"). The pick must be one of
 // the timed configurations and within 8 % of the fastest of them.
 // fit.json's fused timings at M <= 512 (the sweep of configs/sm90-fit.json times every shape
 // of it) are held to the same bound. These hold split-K timings only: the split-K pick is
@@ -308,7 +309,7 @@ TEST(Sm90Gemm, PathChoiceIsNearTheMeasuredFasterPath) {
     EXPECT_EQ(sm90::choose_config(s, 132).path, sm90::Path::TwoPhase) << s.m << "x" << s.n << "x" << s.k;
   EXPECT_EQ(sm90::choose_config(Shape{2048, 8192, 8192, 1}, 132).path, sm90::Path::Fused);
   // Where M <= 128 the fused path is at least 1.14x faster on every shipped shape (both paths
-  // timed: bench/notes-sm90.md); the models agree.
+  // timed: git show b4f99c4:bench/notes-sm90.md); the models agree.
   for (const Shape s : {Shape{16, 576, 7168, 1}, Shape{16, 57344, 8192, 1}, Shape{128, 7168, 16384, 1},
                         Shape{128, 576, 7168, 1}, Shape{128, 32768, 512, 1}, Shape{128, 256, 256, 1}})
     EXPECT_EQ(sm90::choose_config(s, 132).path, sm90::Path::Fused) << s.m << "x" << s.n << "x" << s.k;
