@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "kernels/sm100/plant.hpp"
 #include "src/format/nvfp4.hpp"  // NVFP4_HD, ScaleLayout, kAtomBytes
 
 namespace nvfp4 {
@@ -23,6 +24,7 @@ namespace sm100 {
 enum class ScaleType : uint32_t { UE4M3 = 0, UE8M0 = 1 };
 constexpr uint32_t kTypeE2M1 = 1;  // atype/btype code of E2M1 for the mxf4 kinds
 
+NVFP4_SM100_PLANT_NS_BEGIN
 struct InstrDescBlockScaled {
   uint32_t sparse = 0;                      // bit 2
   uint32_t sfb_id = 0;                      // bits 4-5 (0 for scale_vec::4X)
@@ -49,11 +51,14 @@ struct InstrDescBlockScaled {
   NVFP4_HD uint32_t m() const { return m_shr7 << 7; }
   NVFP4_HD uint32_t n() const { return n_shr3 << 3; }
 
+  // Bits 27-28 (a planted bug moves them to the reserved bits 24-25, in pack and unpack alike).
+  static constexpr uint32_t kMShift = planted(KernelPlant::InstrDescFieldMoved) ? 24 : 27;
+
   NVFP4_HD uint32_t pack() const {
     return ((sparse & 1u) << 2) | ((sfb_id & 3u) << 4) | ((a_type & 7u) << 7) |
            ((b_type & 3u) << 10) | ((negate_a & 1u) << 13) | ((negate_b & 1u) << 14) |
            ((transpose_a & 1u) << 15) | ((transpose_b & 1u) << 16) | ((n_shr3 & 63u) << 17) |
-           ((static_cast<uint32_t>(scale_type) & 1u) << 23) | ((m_shr7 & 3u) << 27) |
+           ((static_cast<uint32_t>(scale_type) & 1u) << 23) | ((m_shr7 & 3u) << kMShift) |
            ((sfa_id & 3u) << 29) | ((k_dim & 1u) << 31);
   }
   NVFP4_HD static InstrDescBlockScaled unpack(uint32_t v) {
@@ -68,7 +73,7 @@ struct InstrDescBlockScaled {
     d.transpose_b = (v >> 16) & 1u;
     d.n_shr3 = (v >> 17) & 63u;
     d.scale_type = static_cast<ScaleType>((v >> 23) & 1u);
-    d.m_shr7 = (v >> 27) & 3u;
+    d.m_shr7 = (v >> kMShift) & 3u;
     d.sfa_id = (v >> 29) & 3u;
     d.k_dim = (v >> 31) & 1u;
     return d;
@@ -93,6 +98,7 @@ NVFP4_HD InstrDescBlockScaled make_nvfp4_instr_desc(uint32_t m, uint32_t n) {
   d.set_m(m).set_n(n);
   return d;
 }
+NVFP4_SM100_PLANT_NS_END
 
 // ---------------------------------------------------------------------------------------------
 // Shared memory matrix descriptor (PTX ISA Table 40), 64 bits:

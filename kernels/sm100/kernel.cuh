@@ -1,5 +1,5 @@
 // The sm100 kernel's device code: the warp roles and the body of one CTA. Included by
-// kernels/sm100/sm100.cu (compiled for sm_100a) and, verbatim, by the host execution
+// kernels/sm100/sm100.cu (compiled for sm_100f) and, verbatim, by the host execution
 // (kernels/sm100/host_model, NVFP4_SM100_HOST_MODEL), which runs it against host models of
 // the hardware (docs/kernels.md, "The Blackwell kernel (`sm100`)").
 //
@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "kernels/sm100/descriptors.hpp"
+#include "kernels/sm100/plant.hpp"
 #include "kernels/sm100/ptx.cuh"
 #include "kernels/sm100/schedule.hpp"
 
@@ -93,8 +94,10 @@ __device__ __forceinline__ void store_fp16x32(uint16_t* dst, const float (&v)[32
   uint4* d = reinterpret_cast<uint4*>(dst);
 #pragma unroll
   for (int q = 0; q < 4; ++q)
-    d[q] = make_uint4(fp16_pair(v[8 * q + 0], v[8 * q + 1]), fp16_pair(v[8 * q + 2], v[8 * q + 3]),
-                      fp16_pair(v[8 * q + 4], v[8 * q + 5]), fp16_pair(v[8 * q + 6], v[8 * q + 7]));
+    ptx::st_global(d + q, make_uint4(fp16_pair(v[8 * q + 0], v[8 * q + 1]),
+                                     fp16_pair(v[8 * q + 2], v[8 * q + 3]),
+                                     fp16_pair(v[8 * q + 4], v[8 * q + 5]),
+                                     fp16_pair(v[8 * q + 6], v[8 * q + 7])));
 }
 
 __device__ __forceinline__ float* partial_ptr(const KernelArgs& args, const WorkUnit& w, int split,
@@ -114,7 +117,8 @@ __device__ void run_producer(const SmemLayout& sm, const KernelArgs& args, const
     for (int kt = w.k_begin; kt < w.k_end; ++kt) {
       // A fresh barrier counts as having completed the phase before phase 0: the first pass
       // over the ring does not wait.
-      ptx::mbar_wait(sm.empty(stage), phase ^ 1u, kWaitEmpty);
+      ptx::mbar_wait(sm.empty(stage), planted(KernelPlant::BarrierPhase) ? phase : phase ^ 1u,
+                     kWaitEmpty);
       ptx::mbar_arrive_expect_tx(sm.full(stage), kStageBytes);
       ptx::tma_load_3d(sm.a(stage), map_a, sm.full(stage), kt * kBlockKBytes, w.m_tile * kBlockM,
                        w.batch);
@@ -158,11 +162,13 @@ __device__ void run_mma_issuer(const SmemLayout& sm, const KernelArgs& args, uin
     const uint32_t d_tmem = tmem_base + static_cast<uint32_t>(buf * kBlockN);
     for (int kt = w.k_begin; kt < w.k_end; ++kt) {
       ptx::mbar_wait(sm.full(stage), phase, kWaitFull);
-      ptx::tc_fence_after_sync();
+      if (!planted(KernelPlant::NoFenceAfterWait)) ptx::tc_fence_after_sync();
       // Scales of this stage go to their own TMEM columns: an MMA reading a previous stage's
       // columns may still be in flight (tcgen05.mma -> tcgen05.cp is not an ordered pair).
       // Reuse is safe: full(stage) arrives only after empty(stage), i.e. after those MMAs.
-      const uint32_t sfa_tmem = tmem_base + kSfColBase + stage * kSfColsPerStage;
+      const uint32_t sfa_tmem =
+          tmem_base + kSfColBase +
+          (planted(KernelPlant::AliasedScaleColumns) ? 0 : stage * kSfColsPerStage);
       const uint32_t sfb_tmem = sfa_tmem + kSfaColsPerStage;
       const uint32_t sfa_smem = ptx::smem_addr(sm.sfa(stage));
       const uint32_t sfb_smem = ptx::smem_addr(sm.sfb(stage));
@@ -179,9 +185,11 @@ __device__ void run_mma_issuer(const SmemLayout& sm, const KernelArgs& args, uin
       for (int j = 0; j < kMmasPerStage; ++j) {
         // K step j = 32 bytes further along the 128-byte swizzled row; the hardware applies
         // the swizzle to the computed addresses, so the start address simply advances.
-        const uint32_t k_bytes = static_cast<uint32_t>(j * kMmaK / 2);
-        ptx::mma_nvfp4(d_tmem, make_kmajor_sw128_desc(a_smem + k_bytes).pack(),
-                       make_kmajor_sw128_desc(b_smem + k_bytes).pack(), idesc,
+        const uint32_t k_bytes =
+            static_cast<uint32_t>(j * (planted(KernelPlant::KStepInRows) ? 128 : kMmaK / 2));
+        SmemDesc a_desc = make_kmajor_sw128_desc(a_smem + k_bytes);
+        if (planted(KernelPlant::SwizzleMode)) a_desc.swizzle = SmemSwizzle::B128Atom32;
+        ptx::mma_nvfp4(d_tmem, a_desc.pack(), make_kmajor_sw128_desc(b_smem + k_bytes).pack(), idesc,
                        sfa_tmem + j * kSfColsPerMma, sfb_tmem + j * kSfColsPerMma,
                        kt > w.k_begin || j > 0);
       }
@@ -210,15 +218,20 @@ __device__ void run_epilogue(const SmemLayout& sm, const KernelArgs& args, uint3
     ptx::tc_fence_after_sync();
 
     const int64_t row = static_cast<int64_t>(w.m_tile) * kBlockM + row_in_tile;
-    const bool row_ok = row < args.m;
+    const bool row_ok = planted(KernelPlant::NoMTailMask) || row < args.m;
     const uint32_t taddr = tmem_base + (static_cast<uint32_t>(quarter * 32) << 16) +
                            static_cast<uint32_t>(buf * kBlockN);
+    if (planted(KernelPlant::AccReleasedEarly)) {
+      ptx::tc_fence_before_sync();
+      __syncwarp();
+      if (lane == 0) ptx::mbar_arrive(sm.acc_empty(buf));
+    }
 #pragma unroll 1
     for (int c = 0; c < kBlockN; c += 32) {
       float v[32];
       // tcgen05.ld is .sync.aligned: every lane must reach it together, so the warp converges
       // first (the per-lane stores of the previous column block may have diverged it).
-      __syncwarp();
+      if (!planted(KernelPlant::NoSyncwarpBeforeLd)) __syncwarp();
       ptx::tmem_load_32cols(taddr + c, v);
       const int64_t col = static_cast<int64_t>(w.n_tile) * kBlockN + c;
       if (row_ok && col < args.n) {
@@ -228,14 +241,17 @@ __device__ void run_epilogue(const SmemLayout& sm, const KernelArgs& args, uint3
           float4* p = reinterpret_cast<float4*>(partial_ptr(args, w, w.split, row_in_tile, c));
 #pragma unroll
           for (int q = 0; q < 8; ++q)
-            p[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+            ptx::st_global(p + q, make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]));
         }
       }
     }
-    // The accumulator may now be overwritten by the next unit's MMAs.
-    ptx::tc_fence_before_sync();
-    __syncwarp();
-    if (lane == 0) ptx::mbar_arrive(sm.acc_empty(buf));
+    // The accumulator may now be overwritten by the next unit's MMAs: the fence orders this
+    // warp's tcgen05.ld before the arrive that hands the accumulator to the MMA warp.
+    if (!planted(KernelPlant::AccReleasedEarly)) {
+      if (!planted(KernelPlant::NoFenceBeforeArrive)) ptx::tc_fence_before_sync();
+      __syncwarp();
+      if (lane == 0) ptx::mbar_arrive(sm.acc_empty(buf));
+    }
 
     if (plan.splits == 1) continue;
     // Split-K: the last of the tile's CTAs to finish sums all partials in split order, so the
@@ -283,7 +299,8 @@ __device__ void gemm_cta(uint8_t* smem_raw, const CUtensorMap* map_a, const CUte
                          const KernelArgs& args) {
   // The 128B-swizzled tiles need 1024-byte aligned addresses in the shared window.
   const uint32_t raw = ptx::smem_addr(smem_raw);
-  const SmemLayout sm{smem_raw + ((1024u - (raw & 1023u)) & 1023u)};
+  constexpr uint32_t kAlign = planted(KernelPlant::SmemAlign128) ? 128u : 1024u;
+  const SmemLayout sm{smem_raw + ((kAlign - (raw & (kAlign - 1))) & (kAlign - 1))};
   const int warp = static_cast<int>(threadIdx.x / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
 

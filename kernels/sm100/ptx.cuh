@@ -1,6 +1,6 @@
-// The sm_100a instructions the kernel uses, one named helper each (PTX ISA 9.x: mbarrier
-// 9.7.13.15, cp.async.bulk.tensor 9.7.9.25, tcgen05 9.7.16). Compiled for sm_100a alone (CMake
-// target nvfp4_sm100). With NVFP4_SM100_HOST_MODEL defined, the same helpers come from
+// The Blackwell instructions the kernel uses, one named helper each (PTX ISA 9.x: mbarrier
+// 9.7.13.15, cp.async.bulk.tensor 9.7.9.25, tcgen05 9.7.16). Compiled for the family target
+// sm_100f alone (CMake target nvfp4_sm100; docs/kernels.md, "Which GPUs run it"). With NVFP4_SM100_HOST_MODEL defined, the same helpers come from
 // kernels/sm100/host_model/ptx_host.hpp instead, executed by host models of the hardware, so the
 // kernel's own code (kernel.cuh) runs unchanged on the host; mbar_wait (below) is shared.
 #pragma once
@@ -115,7 +115,9 @@ __device__ __forceinline__ void mma_nvfp4(uint32_t d_taddr, uint64_t a_desc, uin
   asm volatile(
       "{\n.reg .pred p;\n"
       "setp.ne.b32 p, %6, 0;\n"
-      "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X"
+      // .block16 (one UE4M3 scale per 16 elements) is the spelling sm_100f accepts; the older
+      // .scale_vec::4X means the same but is accepted for sm_100a/sm_103a only.
+      "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"
       " [%0], %1, %2, %3, [%4], [%5], p;\n}\n" ::"r"(d_taddr),
       "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(sfa_taddr), "r"(sfb_taddr),
       "r"(static_cast<uint32_t>(accumulate))
@@ -148,6 +150,16 @@ __device__ __forceinline__ void tmem_load_32cols(uint32_t taddr, float (&v)[32])
       : "memory");
 #pragma unroll
   for (int i = 0; i < 32; ++i) v[i] = __uint_as_float(r[i]);
+}
+
+// ---- global memory --------------------------------------------------------------------------
+
+// One 16-byte store to global memory. Its own helper so that the host execution can check each
+// store against the launch's buffers (an out-of-bounds store is a named finding there).
+template <typename T>
+__device__ __forceinline__ void st_global(T* p, const T& v) {
+  static_assert(sizeof(T) == 16, "the epilogue stores 16 bytes at a time");
+  *p = v;
 }
 
 // ---- other synchronisation ------------------------------------------------------------------

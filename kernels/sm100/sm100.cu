@@ -1,8 +1,8 @@
-// `sm100`: NVFP4 GEMM for Blackwell (sm_100a, compute capability 10.0): the kernel's entry
-// point and its host side (tensor maps, schedule, launch). The device code is
-// kernels/sm100/kernel.cuh, which the host execution (kernels/sm100/host_model) also runs.
-// Compiled for sm_100a only; not yet run on Blackwell hardware: bench/notes-sm100.md lists
-// what a first run must check.
+// `sm100`: NVFP4 GEMM for datacenter Blackwell (sm_100f: compute capability 10.0 and 10.3):
+// the kernel's entry point and its host side (tensor maps, schedule, launch). The device code
+// is kernels/sm100/kernel.cuh, which the host execution (kernels/sm100/host_model) also runs.
+// Compiled for sm_100f only (kernels/sm100/targets.hpp); not yet run on Blackwell hardware:
+// bench/notes-sm100.md lists what a first run must check.
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -26,6 +26,7 @@
 #include "src/device/map_cache.hpp"
 #include "kernels/sm100/ptx.cuh"
 #include "kernels/sm100/schedule.hpp"
+#include "kernels/sm100/targets.hpp"
 
 namespace nvfp4 {
 namespace sm100 {
@@ -41,11 +42,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                             const __grid_constant__ CUtensorMap map_b,
                             const __grid_constant__ CUtensorMap map_sfa,
                             const __grid_constant__ CUtensorMap map_sfb, const KernelArgs args) {
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && \
+    __CUDA_ARCH_FAMILY_SPECIFIC__ == 1000
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   gemm_cta(smem_raw, &map_a, &map_b, &map_sfa, &map_sfb, args);
 #else
-  // Built for sm_100a only (CMake target nvfp4_sm100); any other device pass must not run it.
+  // Built for sm_100f only (CMake target nvfp4_sm100); any other device pass must not run it.
   __trap();
 #endif
 }
@@ -86,14 +88,13 @@ class Sm100Gemm final : public Gemm {
  public:
   std::string name() const override { return "sm100"; }
   std::string description() const override {
-    return "Blackwell sm_100a: TMA + tcgen05.mma kind::mxf4nvf4 scale_vec::4X (UE4M3 per 16, scales in TMEM), "
-           "warp-specialized persistent, split-K for few tiles (B200/GB200 only)";
+    return "Blackwell sm_100f: TMA + tcgen05.mma kind::mxf4nvf4 block16 (UE4M3 per 16, scales in TMEM), "
+           "warp-specialized persistent, split-K for few tiles (B200/GB200/B300/GB300)";
   }
   Availability availability(const DeviceInfo& dev) const override {
     if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};
-    if (dev.cc_major != 10 || dev.cc_minor != 0)
-      return {false, fmt::format("needs compute capability 10.0 (sm_100a code, B200/GB200); {} "
-                                 "has {}",
+    if (!code_runs_on(dev.cc_major, dev.cc_minor))
+      return {false, fmt::format("needs {} ({} code); {} has {}", kTargetGpus, kTargetArch,
                                  dev.name, dev.cc_string())};
     return {true, {}};
   }

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# The first run on a Blackwell GPU (compute capability 10.x): does the mission's core work?
+# The first run on a datacenter Blackwell GPU (compute capability 10.0 or 10.3, the sm_100f
+# family the sm100 kernel is built for): does the mission's core work?
 # Run from the repository root with the CUDA 13 toolkit in /usr/local/cuda; python3 on PATH
 # should import torch with CUDA (for the --kernel-py steps; without it they say so).
 #
 #   OUT=out bash scripts/device/blackwell-first-run.sh [STEP ...]   (default: every step)
+#   bash scripts/device/blackwell-first-run.sh --help               (this text)
+#   bash scripts/device/blackwell-first-run.sh --dry-run [STEP ...] (the steps, checked, not run)
 #
-#   gate      refuses with one line, exit 2, unless GPU 0 reports compute capability 10.x
-#   build     scripts/setup --tests against python3 (--kernel-py built in), sm_100a included
+#   gate      refuses with one line, exit 2, unless GPU 0 reports compute capability 10.0 or
+#             10.3 (kernels/sm100/targets.hpp: what sm_100f code runs on)
+#   build     scripts/setup --tests against python3 (--kernel-py built in), sm_100f included
 #   tests     ctest, every test: the host tests 4 at a time, then the GPU tests one at a time
 #   inspect   scripts/inspect-sm100 (SASS counts, registers, spills)
 #   shapes    sm100 and cublaslt-nvfp4 on every GPU MODE shape (configs/gpumode-nvfp4-gemm.json),
@@ -21,6 +25,12 @@
 # went; exit 1 when a step failed. NVFP4_FIRST_RUN_ANY_GPU=1 runs the steps on another GPU
 # (to try the script; the sm100 and cublaslt-nvfp4 steps then record that they cannot run).
 set -uo pipefail
+if [[ ${1:-} == --help || ${1:-} == -h ]]; then
+  sed -n '2,/^set -uo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+dry_run=0
+if [[ ${1:-} == --dry-run ]]; then dry_run=1; shift; fi
 OUT=${OUT:-out}
 R=$OUT/blackwell-first-run
 BUILD=${BUILD:-build}  # the build tree (step build makes build/, the README's)
@@ -29,16 +39,31 @@ PY=$(command -v python3 || true)
 CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 CFG=configs/gpumode-nvfp4-gemm.json
 steps=("$@"); ((${#steps[@]})) || steps=(gate build tests inspect shapes kernelpy sweep sanitize)
+for s in "${steps[@]}"; do  # names checked before the gate (the steps are defined below)
+  case " gate build tests inspect shapes kernelpy sweep sanitize " in
+    *" $s "*) ;;
+    *) echo "blackwell-first-run: unknown step '$s' (steps: gate build tests inspect shapes kernelpy sweep sanitize; --help)" >&2; exit 2 ;;
+  esac
+done
+if ((dry_run)); then
+  echo "blackwell-first-run: would run ${steps[*]} into $OUT/blackwell-first-run (gate: GPU 0 of compute capability 10.0 or 10.3)"
+  exit 0
+fi
 
 # --- the gate: first, always, before anything is written ------------------------------------
 gpu=$(nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader -i 0 2>/dev/null | head -1)
 cc=${gpu##*, }
+# The same rule as sm100's availability (kernels/sm100/targets.hpp): sm_100f code runs on
+# compute capability 10.0 (B200, GB200) and 10.3 (B300, GB300), on nothing else.
+need="needs compute capability 10.0 or 10.3 (B200, GB200, B300, GB300: the sm_100f family)"
 if [[ -z $gpu ]]; then
-  echo "blackwell-first-run: no NVIDIA GPU here (nvidia-smi found none); needs compute capability 10.x" >&2
+  echo "blackwell-first-run: no NVIDIA GPU here (nvidia-smi found none); $need" >&2
   exit 2
 fi
-if [[ $cc != 10.* && ${NVFP4_FIRST_RUN_ANY_GPU:-0} != 1 ]]; then
-  echo "blackwell-first-run: GPU 0 is ${gpu%, *} (compute capability $cc); needs compute capability 10.x (B200/GB200)" >&2
+blackwell=0
+[[ $cc == 10.0 || $cc == 10.3 ]] && blackwell=1
+if ((!blackwell)) && [[ ${NVFP4_FIRST_RUN_ANY_GPU:-0} != 1 ]]; then
+  echo "blackwell-first-run: GPU 0 is ${gpu%, *} (compute capability $cc); $need" >&2
   exit 2
 fi
 
@@ -194,7 +219,7 @@ done
   echo "# Blackwell first run ($(date -u +%F))"
   echo
   echo "\`OUT=$OUT bash scripts/device/blackwell-first-run.sh ${steps[*]}\` on $gpu."
-  [[ $cc == 10.* ]] || echo "NOT a Blackwell GPU (NVFP4_FIRST_RUN_ANY_GPU=1): sm100 and cublaslt-nvfp4 cannot run here."
+  ((blackwell)) || echo "NOT a Blackwell GPU (NVFP4_FIRST_RUN_ANY_GPU=1): sm100 and cublaslt-nvfp4 cannot run here."
   echo
   echo "$failed step(s) failed. One line per check (logs and reports beside this file:"
   echo "build.log, ctest-cpu.log, ctest-gpu.log, inspect-sm100.txt, shapes/, kernel-py/, sweep/, sanitize/):"

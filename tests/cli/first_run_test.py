@@ -1,7 +1,11 @@
 """scripts/device/blackwell-first-run.sh refuses, with one line and exit 2, on anything but a
-compute capability 10.x GPU, before it writes anything; on a 10.x GPU its gate passes. The GPU is
-a fake nvidia-smi first on PATH, so this runs on any machine."""
+GPU of compute capability 10.0 or 10.3 (the sm_100f family: the same rule as sm100's
+availability, kernels/sm100/targets.hpp), before it writes anything; on those its gate passes. The
+GPU is a fake nvidia-smi first on PATH, so this runs on any machine. Every command line that
+docs/kernels.md and bench/notes-sm100.md give for the script is accepted by it (run with
+--dry-run, which checks the steps and runs nothing), and --help prints its usage."""
 import os
+import re
 import stat
 import subprocess
 import tempfile
@@ -44,7 +48,7 @@ class FirstRunGate(unittest.TestCase):
         self.assertEqual(p.stdout, "")
         lines = p.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, p.stderr)
-        self.assertIn("needs compute capability 10.x", lines[0])
+        self.assertIn("needs compute capability 10.0 or 10.3", lines[0])
         for w in words:
             self.assertIn(w, lines[0])
         self.assertFalse(wrote, "wrote results before refusing")
@@ -82,10 +86,67 @@ class FirstRunGate(unittest.TestCase):
             self.assertIn(f"FAILED  ctest {which}: 50% tests passed, 1 tests failed out of 2 (rc 8)", self.summary)
         self.assertIn("2 step(s) failed", readme)
 
+    def test_gate_decision_per_compute_capability(self):
+        # sm_100f code runs on 10.0 and 10.3 only (kernels/sm100/targets.hpp, checked against
+        # sm100's availability() by tests/unit/sm100_kernel_test.cpp).
+        for cc in ("10.0", "10.3"):
+            p, wrote, readme = self.run_with_gpu(f"NVIDIA Blackwell, {cc}", "gate")
+            self.assertEqual(p.returncode, 0, cc + p.stdout + p.stderr)
+            self.assertIn(f"NVIDIA Blackwell, {cc}", readme)
+        for cc in ("10.1", "10.2", "11.0", "12.0", "12.1", "9.0", "8.0"):
+            p, wrote, _ = self.run_with_gpu(f"Some GPU, {cc}", "gate")
+            self.assert_refused(p, wrote, f"compute capability {cc}")
+
     def test_unknown_step_is_refused(self):
         p, _, _ = self.run_with_gpu("NVIDIA B200, 10.0", "bogus")
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown step 'bogus'", p.stderr)
+
+
+
+class FirstRunCommandsInTheDocs(unittest.TestCase):
+    """Each documented invocation of the script, run as a dry run: an unknown step (such as a
+    placeholder the script does not take) fails, as it would on the GPU machine."""
+
+    DOCS = [os.path.join("docs", "kernels.md"), os.path.join("bench", "notes-sm100.md")]
+    COMMAND = re.compile(r"`((?:[A-Z_]+=\S+ )*(?:bash )?scripts/device/blackwell-first-run\.sh[^`]*)`")
+
+    def documented(self):
+        found = []
+        for doc in self.DOCS:
+            with open(os.path.join(SRC, doc), encoding="utf-8") as f:
+                found += [(doc, m.group(1)) for m in self.COMMAND.finditer(f.read())]
+        return found
+
+    def test_documented_commands_are_accepted(self):
+        commands = self.documented()
+        self.assertGreater(len(commands), 0, "no documented command found")
+        for doc, cmd in commands:
+            words = re.sub(r"\[[^\]]*\]", "", cmd).split()  # [STEP ...] is optional
+            env = dict(os.environ)
+            while "=" in words[0]:
+                k, v = words.pop(0).split("=", 1)
+                env[k] = v
+            if words[0] == "bash":
+                words.pop(0)
+            args = words[1:]
+            if "--help" not in args and "--dry-run" not in args:
+                args = ["--dry-run"] + args
+            p = subprocess.run(["bash", os.path.join(SRC, words[0])] + args, cwd=SRC, env=env,
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, f"{doc}: `{cmd}`: {p.stderr}")
+
+    def test_help(self):
+        p = subprocess.run(["bash", SCRIPT, "--help"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("OUT=out bash scripts/device/blackwell-first-run.sh [STEP ...]", p.stdout)
+        self.assertIn("--dry-run", p.stdout)
+
+    def test_dry_run_refuses_a_placeholder(self):
+        p = subprocess.run(["bash", SCRIPT, "--dry-run", "OUT_DIR"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown step 'OUT_DIR'", p.stderr)
 
 
 if __name__ == "__main__":

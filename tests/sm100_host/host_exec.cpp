@@ -1,15 +1,18 @@
-// The host execution of the sm100 kernel (host_exec.hpp): this file is compiled with
-// NVFP4_SM100_HOST_MODEL, so kernels/sm100/kernel.cuh - the kernel's own device code - is
-// built against the host models instead of inline PTX.
+// The host execution of the sm100 kernel (host_exec.hpp): the kernel's own device code
+// (kernels/sm100/kernel.cuh) is built against the host models instead of inline PTX, once per
+// planted bug (cta_entry.cpp); this file sets up a problem, launches the chosen copy and checks.
 #include "tests/sm100_host/host_exec.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include "kernels/reference/cpu_exact.hpp"
-#include "kernels/sm100/kernel.cuh"
+#include "kernels/sm100/plant.hpp"
+#include "kernels/sm100/schedule.hpp"
+#include "tests/sm100_host/cta_call.hpp"
 #include "src/problem/problem.hpp"
 
 #if !defined(NVFP4_SM100_HOST_MODEL)
@@ -20,6 +23,21 @@ namespace nvfp4 {
 namespace sm100_host {
 
 using namespace sm100;
+
+#define NVFP4_DECLARE_ENTRY(n, id, name, what) void cta_entry_##n(uint8_t*, const CtaCall&);
+void cta_entry_0(uint8_t*, const CtaCall&);
+NVFP4_SM100_KERNEL_PLANTS(NVFP4_DECLARE_ENTRY)
+#undef NVFP4_DECLARE_ENTRY
+
+CtaEntry cta_entry(int plant) {
+#define NVFP4_ENTRY(n, id, name, what) cta_entry_##n,
+  static const CtaEntry entries[] = {cta_entry_0, NVFP4_SM100_KERNEL_PLANTS(NVFP4_ENTRY)};
+#undef NVFP4_ENTRY
+  static_assert(sizeof entries / sizeof entries[0] == kKernelPlants + 1, "a plant has no entry");
+  if (plant < 0 || plant > kKernelPlants)
+    throw std::invalid_argument(fmt::format("no kernel plant {}", plant));
+  return entries[plant];
+}
 
 std::string Outcome::summary() const {
   return fmt::format("grid {} ({} CTAs run, {} units, split {}): model {}; verify {} checked, {} "
@@ -68,12 +86,25 @@ Outcome run(const Spec& spec) {
   std::vector<float> partials(
       plan.splits > 1 ? static_cast<size_t>(plan.units()) * kBlockM * kBlockN : 0);
   std::vector<uint32_t> counters(static_cast<size_t>(std::max(plan.tiles(), 1)), 0);
-  const KernelArgs args = make_kernel_args(plan, s.m, s.n, t.c.data(),
-                                           partials.empty() ? nullptr : partials.data(),
-                                           counters.data());
-  out.model = host_model::launch(
-      spec.model, out.grid, kThreads, kSmemBytes, std::vector<int>(ctas.begin(), ctas.end()),
-      [&](uint8_t* smem) { gemm_cta(smem, &map_a, &map_b, &map_sfa, &map_sfb, args); });
+  CtaCall call;
+  call.map_a = &map_a;
+  call.map_b = &map_b;
+  call.map_sfa = &map_sfa;
+  call.map_sfb = &map_sfb;
+  call.m = s.m, call.n = s.n, call.k = s.k, call.l = s.l;
+  call.sm_count = spec.sm_count;
+  call.c = t.c.data();
+  call.partials = partials.empty() ? nullptr : partials.data();
+  call.counters = counters.data();
+  // The kernel's global memory: every access outside these is a finding, not a stray write.
+  host_model::Config model = spec.model;
+  model.globals = {{"C", t.c.data(), t.c.size() * sizeof(uint16_t)},
+                   {"the split-K partials", partials.data(), partials.size() * sizeof(float)},
+                   {"the split-K counters", counters.data(), counters.size() * sizeof(uint32_t)}};
+  const CtaEntry entry = cta_entry(spec.kernel_plant);
+  out.model = host_model::launch(model, out.grid, kThreads, kSmemBytes,
+                                 std::vector<int>(ctas.begin(), ctas.end()),
+                                 [&](uint8_t* smem) { entry(smem, call); });
 
   // Every output of a checked tile is written and not poison; a sample of them (or all) equals
   // the exact reference within the tool's tolerance; outputs of other tiles stay poisoned.

@@ -21,6 +21,7 @@ struct Spec {
   std::vector<int64_t> tiles;     // output tiles to run and check (empty: all)
   int64_t exact_per_tile = 4096;  // elements per tile checked against cpu-exact (all if fewer)
   sm100::host_model::Config model;
+  int kernel_plant = 0;  // the kernel built with this planted bug (kernels/sm100/plant.hpp)
 };
 
 struct Outcome {

@@ -7,7 +7,7 @@ file(READ "${PTX}" text)
 
 # regex | minimum count | what it is
 set(required
-  "\\.target sm_100a|1|target sm_100a (arch-specific features enabled)"
+  "\\.target sm_100f|1|target sm_100f (the family of cc 10.0 and 10.3)"
   "tcgen05\\.mma\\.cta_group::1\\.kind::mxf4nvf4\\.block_scale\\.(scale_vec::4X|block16)|4|block-scaled NVFP4 MMA, 4 K steps per stage"
   "tcgen05\\.cp\\.cta_group::1\\.32x128b\\.warpx4|2|scale atom copies shared->tensor memory (A and B)"
   "tcgen05\\.ld\\.sync\\.aligned\\.32x32b|1|accumulator loads from tensor memory"

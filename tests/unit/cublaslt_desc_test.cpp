@@ -11,6 +11,7 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/reference/cublaslt_references.hpp"
@@ -335,6 +336,25 @@ TEST(LtAvailability, ComputeCapabilityGateNamesGpuAndCc) {
   const Availability none = cc_gate(no_gpu(), 80, 0, "x");
   EXPECT_FALSE(none.ok);
   EXPECT_EQ(none.reason, "no CUDA device: no CUDA device");
+}
+
+// The cuBLASLt NVFP4 reference's gate per compute capability: below 10.0 it refuses, naming
+// the GPU; from 10.0 on (10.0 and 10.3 datacenter Blackwell, 11.0, 12.x) the compute capability
+// lets it through and cuBLASLt's own heuristic probe on the device decides (docs/kernels.md,
+// "Which GPUs run it"). Only the refusals are checked here: the probe needs the GPU.
+TEST(LtAvailability, Nvfp4ReferenceGatePerComputeCapability) {
+  const auto ref = make_gemm("cublaslt-nvfp4", Role::Reference);
+  ASSERT_NE(ref, nullptr);
+  for (const DeviceInfo& d : {fake_gpu("NVIDIA H200", 9, 0), fake_gpu("NVIDIA L40S", 8, 9),
+                              fake_gpu("NVIDIA A100", 8, 0)}) {
+    const Availability a = ref->availability(d);
+    EXPECT_FALSE(a.ok) << d.name;
+    EXPECT_TRUE(contains(a.reason, "10.0 or newer")) << a.reason;
+    EXPECT_TRUE(contains(a.reason, d.name)) << a.reason;
+  }
+  for (const auto& [major, minor] : {std::pair{10, 0}, {10, 3}, {11, 0}, {12, 0}, {12, 1}})
+    EXPECT_TRUE(cc_gate(fake_gpu("Blackwell", major, minor), 100, 0, "cuBLASLt NVFP4").ok)
+        << major << "." << minor;
 }
 
 TEST(LtAvailability, HeuristicFailuresCarryCublasStatusName) {

@@ -1,6 +1,6 @@
 // The sm100 kernel as the tool sees it, on any machine: registered under its name as a kernel,
-// available only on compute capability 10.0 with a reason naming the GPU otherwise, and its
-// shape rules. (Running it needs a B200; bench/notes-sm100.md has that checklist.)
+// available on compute capability 10.0 and 10.3 (the sm_100f family) only, with a reason naming
+// the GPU otherwise, and its shape rules. (Running it needs a B200; bench/notes-sm100.md has that checklist.)
 #include <gtest/gtest.h>
 
 #include "tests/gpu_test.hpp"
@@ -12,6 +12,7 @@
 #include "src/core/error.hpp"
 #include "src/device/device_info.hpp"
 #include "src/registry/registry.hpp"
+#include "kernels/sm100/targets.hpp"
 
 using namespace nvfp4;
 
@@ -24,17 +25,28 @@ TEST(Sm100Kernel, IsRegisteredAsAKernel) {
   EXPECT_EQ(g->auto_rank(), 0);  // never auto-picked before a B200 has verified it
 }
 
-TEST(Sm100Kernel, AvailableOnlyOnComputeCapability10_0) {
+// The gate's decision per compute capability: the sm_100f family (10.0 B200/GB200, 10.3
+// B300/GB300) runs the kernel's code; 11.0 (Thor), 12.x (RTX PRO, DGX Spark), Hopper and older
+// do not. availability() and the rule in kernels/sm100/targets.hpp agree on every one.
+TEST(Sm100Kernel, AvailableOnTheSm100fFamilyOnly) {
   const auto g = make_gemm("sm100", Role::Kernel);
   ASSERT_NE(g, nullptr);
-  EXPECT_TRUE(g->availability(fake_gpu("NVIDIA B200", 10, 0)).ok);
-  for (const DeviceInfo& d : {fake_gpu("NVIDIA H200", 9, 0), fake_gpu("NVIDIA B300", 10, 3),
-                              fake_gpu("NVIDIA RTX PRO 6000", 12, 0), fake_gpu("NVIDIA A100", 8, 0)}) {
+  for (const DeviceInfo& d : {fake_gpu("NVIDIA B200", 10, 0), fake_gpu("NVIDIA B300", 10, 3)}) {
+    EXPECT_TRUE(g->availability(d).ok) << d.name;
+    EXPECT_TRUE(sm100::code_runs_on(d.cc_major, d.cc_minor)) << d.name;
+  }
+  for (const DeviceInfo& d :
+       {fake_gpu("NVIDIA H200", 9, 0), fake_gpu("a cc 10.1 GPU", 10, 1),
+        fake_gpu("a cc 10.2 GPU", 10, 2), fake_gpu("NVIDIA Thor", 11, 0),
+        fake_gpu("NVIDIA RTX PRO 6000", 12, 0), fake_gpu("NVIDIA DGX Spark", 12, 1),
+        fake_gpu("NVIDIA A100", 8, 0)}) {
     const Availability a = g->availability(d);
     EXPECT_FALSE(a.ok) << d.name;
+    EXPECT_FALSE(sm100::code_runs_on(d.cc_major, d.cc_minor)) << d.name;
     EXPECT_NE(a.reason.find(d.name), std::string::npos) << a.reason;
     EXPECT_NE(a.reason.find(d.cc_string()), std::string::npos) << a.reason;
-    EXPECT_NE(a.reason.find("10.0"), std::string::npos) << a.reason;
+    EXPECT_NE(a.reason.find("10.0 or 10.3"), std::string::npos) << a.reason;
+    EXPECT_NE(a.reason.find("sm_100f"), std::string::npos) << a.reason;
   }
   DeviceInfo none;
   none.no_gpu_reason = "no CUDA driver";

@@ -60,6 +60,11 @@ Cta::Cta(const Config& c, int blk, int grd, int thr, int smem_bytes, Result& res
   is_blocked.assign(threads, 0);
   blocked_at.assign(threads, {});
   warps.resize((threads + 31) / 32);
+  sync_unfenced.assign(threads, {});
+  tc_unfenced.assign(threads, {});
+  path.assign(threads, 0);
+  path_ops.assign(threads, 0);
+  globals = cfg.globals;
   live = threads;
 }
 
@@ -330,22 +335,40 @@ void Cta::run(const ThreadBody& body) {
 }
 
 void Cta::warp_meet(int warp, const std::string& tag, uint32_t arg,
-                    const std::function<void()>& last) {
+                    const std::function<void()>& last, bool aligned) {
   std::unique_lock<std::mutex> lk(mu, std::adopt_lock);
   WarpMeet& w = warps[warp];
+  const int tid = t_tid;
   // .sync.aligned (PTX ISA 9.7.16.5 and __syncwarp): every lane of the warp executes the same
   // instruction with the same operands before any of them continues.
   if (w.arrived == 0) {
     w.tag = tag;
     w.arg = arg;
+    w.first_lane = tid % 32;
+    w.path = path[tid];
+    w.path_ops = path_ops[tid];
+    w.unconverged = false;
   } else if (w.tag != tag || w.arg != arg) {
     finding(fmt::format("warp {} diverged: lanes at {} ({:#x}) and {} ({:#x})", warp, w.tag,
                         w.arg, tag, arg));
+  } else if (aligned && !w.unconverged && path[tid] != w.path) {
+    // .aligned (PTX ISA 9.7.16.5, and "aligned" in the instruction descriptions): all threads
+    // of the warp must execute the same instruction converged. Lanes that took different
+    // paths since the warp last converged may reach it apart on the GPU: a __syncwarp first.
+    w.unconverged = true;
+    finding(fmt::format("warp {} issues .sync.aligned {} unconverged: lane {} comes after {} "
+                        "lane-private operations since the warp last converged, lane {} after "
+                        "{}, and no __syncwarp reconverged them",
+                        warp, tag, w.first_lane, w.path_ops, tid % 32, path_ops[tid]));
   }
   const uint64_t gen = w.generation;
   if (++w.arrived == 32) {
     w.arrived = 0;
     ++w.generation;
+    for (int t = 32 * warp; t < std::min(threads, 32 * warp + 32); ++t) {
+      path[t] = 0;
+      path_ops[t] = 0;
+    }
     if (last) last();
     wake(kWarpChannel + static_cast<uint64_t>(warp));
   } else {
@@ -353,6 +376,64 @@ void Cta::warp_meet(int warp, const std::string& tag, uint32_t arg,
          kWarpChannel + static_cast<uint64_t>(warp));
   }
   lk.release();
+}
+
+void Cta::after_sync(const std::string& what) { sync_unfenced[t_tid] = what; }
+
+// PTX ISA, tcgen05 memory consistency (9.7.16.6.4): a thread synchronisation (an mbarrier wait,
+// a barrier) orders a later tcgen05 operation only through tcgen05.fence::after_thread_sync.
+void Cta::tc_issue(const std::string& op) {
+  const int tid = t_tid;
+  if (!sync_unfenced[tid].empty()) {
+    finding(fmt::format("thread {} issues {} after {} with no tcgen05.fence::after_thread_sync "
+                        "between them: the wait does not order it",
+                        tid, op, sync_unfenced[tid]));
+    sync_unfenced[tid].clear();  // one finding per wait
+  }
+  tc_unfenced[tid] = op;
+  lane_op(0x7C05);
+}
+
+// ... and a tcgen05 operation is ordered before a thread synchronisation (here: the arrive or
+// barrier that hands tensor memory to another thread) only through
+// tcgen05.fence::before_thread_sync.
+void Cta::hand_on(const std::string& op) {
+  const int tid = t_tid;
+  if (!tc_unfenced[tid].empty()) {
+    finding(fmt::format("thread {} {} after {} with no tcgen05.fence::before_thread_sync "
+                        "between them: the tensor memory it hands on may still be in use",
+                        tid, op, tc_unfenced[tid]));
+    tc_unfenced[tid].clear();
+  }
+}
+
+void Cta::lane_op(uint32_t code) {
+  const int tid = t_tid;
+  if (tid < 0) return;
+  path[tid] = (path[tid] ^ code) * 0x100000001B3ull + 0x9E37u;
+  ++path_ops[tid];
+}
+
+bool Cta::global_ok(const void* p, size_t n, const char* op) {
+  if (globals.empty()) return true;
+  const auto* a = static_cast<const uint8_t*>(p);
+  const GlobalBuffer* nearest = nullptr;
+  int64_t past = 0;
+  for (const auto& g : globals) {
+    const auto* b = static_cast<const uint8_t*>(g.base);
+    if (a >= b && a + n <= b + g.bytes) return true;
+    const int64_t d = a - (b + g.bytes);
+    if (d >= 0 && (!nearest || d < past)) nearest = &g, past = d;
+  }
+  if (nearest)
+    finding(fmt::format("out-of-bounds {} of {} bytes by thread {}: {} bytes past the end of {} "
+                        "({} bytes)",
+                        op, n, t_tid, past, nearest->name, nearest->bytes));
+  else
+    finding(fmt::format("out-of-bounds {} of {} bytes by thread {}: outside every buffer of the "
+                        "launch",
+                        op, n, t_tid));
+  return false;
 }
 
 }  // namespace detail

@@ -75,6 +75,10 @@ struct WarpMeet {
   uint64_t generation = 0;
   std::string tag;
   uint32_t arg = 0;
+  int first_lane = 0;  // the first lane to arrive, and the path it came by
+  uint64_t path = 0;
+  int path_ops = 0;
+  bool unconverged = false;
 };
 
 struct ThreadBar {
@@ -156,7 +160,30 @@ class Cta {
   std::chrono::steady_clock::time_point hung_at;  // how far global_timer_ns has jumped since the hang
   std::map<uint32_t, ThreadBar> thread_bars;
   std::vector<WarpMeet> warps;
-  void warp_meet(int warp, const std::string& tag, uint32_t arg, const std::function<void()>& last);
+  // Warp-collective meeting point. `aligned`: a .sync.aligned instruction, which every lane must
+  // reach converged (the same path since the warp last converged); __syncwarp reconverges.
+  void warp_meet(int warp, const std::string& tag, uint32_t arg, const std::function<void()>& last,
+                 bool aligned = true);
+
+  // The PTX ISA rules the model checks per kernel thread (docs/kernels.md, "What the host
+  // execution checks"). `sync_unfenced`: the wait or barrier that no
+  // tcgen05.fence::after_thread_sync has followed yet; `tc_unfenced`: the tcgen05 operation
+  // that no tcgen05.fence::before_thread_sync has followed yet; `path`: a hash of the
+  // lane-private operations since the lane's warp last converged.
+  std::vector<std::string> sync_unfenced, tc_unfenced;
+  std::vector<uint64_t> path;
+  std::vector<int> path_ops;
+  void after_sync(const std::string& what);  // the calling thread's wait or barrier completed
+  void tc_issue(const std::string& op);      // the calling thread issues a tcgen05 operation
+  void hand_on(const std::string& op);       // the calling thread arrives or syncs
+  void lane_op(uint32_t code);               // a lane-private operation of the calling thread
+  // The swizzle span each TMA load wrote its shared-memory range with (the MMA's descriptor
+  // must read it with the same swizzle).
+  std::vector<std::pair<Range, uint32_t>> tma_swizzle;
+  std::vector<GlobalBuffer> globals;
+  // Whether [p, p + n) lies in one of `globals` (always, when none are listed); a finding
+  // naming the access when not.
+  bool global_ok(const void* p, size_t n, const char* op);
 
  private:
   void tma_unit();

@@ -26,9 +26,14 @@ inline void __syncwarp() { host_model::warp_sync(); }
 // __threadfence orders (and more; docs/kernels.md says what the model cannot see).
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline uint32_t atomicAdd(uint32_t* p, uint32_t v) {
+  host_model::lane_op(0xA7);
   return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
-inline float4 __ldcg(const float4* p) { return *p; }
+inline float4 __ldcg(const float4* p) {
+  float4 v;
+  host_model::global_load(p, &v, sizeof v);
+  return v;
+}
 inline float __uint_as_float(uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);

@@ -45,6 +45,14 @@ enum class Plant {
 const char* plant_name(Plant p);
 std::vector<Plant> all_plants();  // every Plant except None
 
+// A buffer of global memory the kernel may touch (its output, workspace, counters): with any
+// listed, every store and checked load outside them is a finding instead of a stray write.
+struct GlobalBuffer {
+  std::string name;
+  const void* base = nullptr;
+  size_t bytes = 0;
+};
+
 struct Config {
   uint64_t seed = 1;           // delays, completion orders, garbage in fresh memory
   int delay_percent = 25;      // share of async operations that sleep before completing
@@ -54,6 +62,7 @@ struct Config {
   int cta_parallel = 2;        // CTAs executing at once
   Plant plant = Plant::None;
   int smem_window_offset = -1;  // dynamic shared memory start in the window (-1: random)
+  std::vector<GlobalBuffer> globals;  // empty: global accesses unchecked
 };
 
 struct Result {
@@ -99,6 +108,11 @@ void mma_nvfp4(uint32_t d_taddr, uint64_t a_desc, uint64_t b_desc, uint32_t ides
 void mma_commit(uint32_t bar);
 void tmem_load_32cols(uint32_t taddr, float (&v)[32]);
 void block_barrier(uint32_t id, uint32_t threads);
+void tc_fence_before();
+void tc_fence_after();
+void global_store(void* p, const void* src, size_t bytes);
+void global_load(const void* p, void* dst, size_t bytes);
+void lane_op(uint32_t code);  // a lane-private operation (the convergence check's path)
 void warp_sync();
 [[noreturn]] void trap();
 void kernel_print(const std::string& line);

@@ -39,10 +39,11 @@ inline void tmem_alloc(uint32_t* dst, uint32_t cols) {
 }
 inline void tmem_relinquish() { host_model::tmem_relinquish(); }
 inline void tmem_dealloc(uint32_t taddr, uint32_t cols) { host_model::tmem_dealloc(taddr, cols); }
-// The fences order the tcgen05 pipe against thread synchronisation on the GPU; the host model
-// executes each tcgen05 operation's effects under one lock, so they have nothing to order.
-inline void tc_fence_before_sync() {}
-inline void tc_fence_after_sync() {}
+// The host model executes each tcgen05 operation's effects under one lock, so the fences have
+// nothing to order there; it checks instead that they stand where the PTX ISA requires them
+// (after a wait that precedes a tcgen05 op, before the sync that hands tensor memory on).
+inline void tc_fence_before_sync() { host_model::tc_fence_before(); }
+inline void tc_fence_after_sync() { host_model::tc_fence_after(); }
 inline void tmem_copy_scale_atom(uint32_t taddr, uint64_t sdesc) {
   host_model::tmem_copy_scale_atom(taddr, sdesc);
 }
@@ -53,6 +54,11 @@ inline void mma_nvfp4(uint32_t d_taddr, uint64_t a_desc, uint64_t b_desc, uint32
 inline void mma_commit(uint64_t* bar) { host_model::mma_commit(smem_addr(bar)); }
 inline void tmem_load_32cols(uint32_t taddr, float (&v)[32]) {
   host_model::tmem_load_32cols(taddr, v);
+}
+template <typename T>
+inline void st_global(T* p, const T& v) {
+  static_assert(sizeof(T) == 16, "the epilogue stores 16 bytes at a time");
+  host_model::global_store(p, &v, sizeof(T));
 }
 inline void named_barrier_sync(uint32_t id, uint32_t threads) {
   host_model::block_barrier(id, threads);

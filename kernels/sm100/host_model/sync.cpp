@@ -1,6 +1,7 @@
 // The host model's functions that kernels/sm100/host_model/ptx_host.hpp and cuda_host.hpp
 // call for the mbarrier, thread barriers, the clock, __trap and printf. See model.hpp.
 #include <chrono>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
@@ -59,6 +60,9 @@ void mbar_arrive(uint32_t bar, uint32_t expect_tx) {
   std::lock_guard<std::mutex> g(c.mu);
   if (expect_tx > 0 && c.cfg.plant == Plant::ExpectTxShort) expect_tx -= 16;
   if (expect_tx > 0 && c.cfg.plant == Plant::ExpectTxLong) expect_tx += 16;
+  c.hand_on(expect_tx ? "arrives (expect_tx) on the mbarrier at " + fmt::format("{:#x}", bar)
+                      : "arrives on the mbarrier at " + fmt::format("{:#x}", bar));
+  c.lane_op(0xA1);
   c.arrive(bar, expect_tx, expect_tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive");
 }
 
@@ -75,7 +79,11 @@ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
   const std::string where = fmt::format("mbarrier {:#x} wait site {}", bar, detail::current_site());
   const bool done =
       c.wait(lk, [&] { return b->phase != (parity & 1u); }, where.c_str(), bar, 5);
-  if (done) b->observed = b->completed;
+  if (done) {
+    b->observed = b->completed;
+    c.after_sync(fmt::format("the wait on the mbarrier at {:#x} (wait site {})", bar,
+                             detail::current_site()));
+  }
   return done;
 }
 
@@ -100,6 +108,8 @@ void block_barrier(uint32_t id, uint32_t threads) {
   const uint32_t expected = threads == 0 ? static_cast<uint32_t>(c.threads) : threads;
   if (id > 15 || expected % 32 != 0 || expected > static_cast<uint32_t>(c.threads))
     c.finding(fmt::format("bar.sync {}, {}: bad barrier or thread count", id, threads));
+  const std::string name = id == 0 ? "__syncthreads" : fmt::format("bar.sync {}", id);
+  c.hand_on("syncs at " + name);
   detail::ThreadBar& b = c.thread_bars[id];
   if (b.arrived == 0) b.expected = expected;
   if (b.expected != expected)
@@ -109,17 +119,52 @@ void block_barrier(uint32_t id, uint32_t threads) {
     b.arrived = 0;
     ++b.generation;
     c.wake(Cta::kBarChannel + id);
+    c.after_sync(name);
     return;
   }
-  const std::string where = id == 0 ? "__syncthreads" : fmt::format("bar.sync {}", id);
-  c.wait(lk, [&] { return b.generation != gen; }, where.c_str(), Cta::kBarChannel + id);
+  c.wait(lk, [&] { return b.generation != gen; }, name.c_str(), Cta::kBarChannel + id);
+  c.after_sync(name);
 }
 
 void warp_sync() {
   Cta& c = cta();
   c.mu.lock();
-  c.warp_meet(detail::current_tid() / 32, "__syncwarp", 0, nullptr);
+  c.warp_meet(detail::current_tid() / 32, "__syncwarp", 0, nullptr, /*aligned=*/false);
   c.mu.unlock();
+}
+
+void tc_fence_before() {
+  Cta& c = cta();
+  std::lock_guard<std::mutex> g(c.mu);
+  c.tc_unfenced[detail::current_tid()].clear();
+}
+
+void tc_fence_after() {
+  Cta& c = cta();
+  std::lock_guard<std::mutex> g(c.mu);
+  c.sync_unfenced[detail::current_tid()].clear();
+}
+
+void global_store(void* p, const void* src, size_t bytes) {
+  Cta& c = cta();
+  std::lock_guard<std::mutex> g(c.mu);
+  c.lane_op(0x57);
+  if (c.global_ok(p, bytes, "global store")) std::memcpy(p, src, bytes);
+}
+
+void global_load(const void* p, void* dst, size_t bytes) {
+  Cta& c = cta();
+  std::lock_guard<std::mutex> g(c.mu);
+  if (c.global_ok(p, bytes, "global load"))
+    std::memcpy(dst, p, bytes);
+  else
+    std::memset(dst, 0, bytes);
+}
+
+void lane_op(uint32_t code) {
+  Cta& c = cta();
+  std::lock_guard<std::mutex> g(c.mu);
+  c.lane_op(code);
 }
 
 void trap() {

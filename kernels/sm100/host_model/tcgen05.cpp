@@ -38,12 +38,58 @@ uint32_t operand_addr(const SmemDesc& d, uint32_t row, uint32_t kb) {
          kb % 16;
 }
 
+// The instruction descriptor of kind::mxf4nvf4 as the model reads it, field by field from the
+// PTX ISA's table (docs/kernels.md, "The instruction descriptor"), independent of
+// kernels/sm100/descriptors.hpp: a field moved there in pack() and unpack() alike still reads
+// wrong here.
+struct Idesc {
+  uint32_t raw = 0;
+  uint32_t m = 0, n = 0, a_type = 0, b_type = 0, scale_type = 0, sfa_id = 0, sfb_id = 0;
+  bool sparse = false, transpose = false, dense_k = true;
+  static uint32_t bits(uint32_t v, int lo, int n) { return (v >> lo) & ((1u << n) - 1u); }
+  static Idesc read(uint32_t v) {
+    Idesc d;
+    d.raw = v;
+    d.sparse = bits(v, 2, 1);
+    d.sfb_id = bits(v, 4, 2);
+    d.a_type = bits(v, 7, 3);
+    d.b_type = bits(v, 10, 2);
+    d.transpose = bits(v, 15, 2) != 0;
+    d.n = bits(v, 17, 6) << 3;
+    d.scale_type = bits(v, 23, 1);
+    d.m = bits(v, 27, 2) << 7;
+    d.sfa_id = bits(v, 29, 2);
+    d.dense_k = bits(v, 31, 1) == 0;
+    return d;
+  }
+  // Empty when legal for this kernel's MMA (cta_group::1, E2M1 x E2M1, UE4M3 block16, dense).
+  std::string error() const {
+    const uint32_t reserved = bits(raw, 0, 2) | bits(raw, 3, 1) | bits(raw, 6, 1) |
+                              bits(raw, 12, 1) | bits(raw, 24, 3);
+    if (reserved) return fmt::format("reserved bits set ({:#010x}: bits 0-1, 3, 6, 12, 24-26 must be 0)", raw);
+    if (m != 128) return fmt::format("M = {} (bits 27-28), but cta_group::1 needs M = 128", m);
+    if (n < 16 || n > 256 || n % 16) return fmt::format("N = {} (bits 17-22) not a multiple of 16 in [16, 256]", n);
+    if (a_type != 1 || b_type != 1) return "atype/btype (bits 7-9, 10-11) not E2M1 (1)";
+    if (scale_type != 0) return "scale type (bit 23) not UE4M3 (0)";
+    if (sfa_id || sfb_id) return "scale factor ids (bits 29-30, 4-5) not 0 for block16";
+    if (sparse || transpose || !dense_k) return "sparse, transposed or non-dense K bits set";
+    return {};
+  }
+};
+
 // Checks a shared-memory operand descriptor; empty when the model can read it.
 std::string desc_error(uint64_t raw, const SmemDesc& d) {
   if (!SmemDesc::fixed_bits_ok(raw)) return "fixed bits (46-48 = 0b001) wrong";
   if (d.swizzle != SmemSwizzle::B128 && d.swizzle != SmemSwizzle::None)
     return fmt::format("swizzle mode {} not modelled", static_cast<uint32_t>(d.swizzle));
   if (d.base_offset != 0) return "base offset != 0 not modelled";
+  // The matrix descriptor's base offset (PTX ISA 9.7.16.4.1) is 0 only when the swizzle
+  // pattern starts at the 1024-byte atom: the start address may advance along the 128-byte row
+  // (the K step) but must lie in row 0 of a 1024-byte aligned atom.
+  if (d.swizzle == SmemSwizzle::B128 && (d.start_addr & 0x380u) != 0)
+    return fmt::format("start address {:#x} lies in row {} of its 128B swizzle atom; with base "
+                       "offset 0 it must lie in row 0 of a 1024-byte aligned atom",
+                       d.start_addr, (d.start_addr >> 7) & 7u);
   if (d.lbo_absolute) return "absolute LBO mode not modelled";
   if (d.swizzle == SmemSwizzle::B128 && (d.start_addr % 128) + 32 > 128)
     return "a 32-byte K step crosses the 128-byte swizzle row";
@@ -112,8 +158,8 @@ void Cta::execute_tc(const TcOp& op) {
   // row m is byte k/16 of lane m, column sf + m/32 - the 32-lane x 4-column block that the
   // warpx4 copy of one blocked 512-byte atom puts into every lane quarter. The model sums each
   // instruction's 64 products exactly (double) and rounds once into the FP32 accumulator.
-  const InstrDescBlockScaled id = InstrDescBlockScaled::unpack(op.idesc);
-  const uint32_t M = id.m(), N = id.n();
+  const Idesc id = Idesc::read(op.idesc);
+  const uint32_t M = id.m, N = id.n;
   const SmemDesc a = SmemDesc::unpack(op.a), b = SmemDesc::unpack(op.b);
   std::vector<float> fa(static_cast<size_t>(M) * 64), fb(static_cast<size_t>(N) * 64);
   auto decode = [&](const SmemDesc& d, uint32_t rows, uint32_t sf, std::vector<float>& out) {
@@ -170,6 +216,7 @@ void check_cols(Cta& c, const char* what, uint32_t taddr, uint32_t ncols) {
 void tmem_alloc(uint32_t dst, uint32_t cols) {
   Cta& c = cta();
   c.mu.lock();
+  c.tc_issue("tcgen05.alloc");
   c.warp_meet(warp(), "tcgen05.alloc", cols, [&] {
     if (cols < 32 || cols > 512 || (cols & (cols - 1)) != 0)
       c.finding(fmt::format("tcgen05.alloc of {} columns: not a power of two in [32, 512]", cols));
@@ -188,6 +235,7 @@ void tmem_alloc(uint32_t dst, uint32_t cols) {
 void tmem_relinquish() {
   Cta& c = cta();
   c.mu.lock();
+  c.tc_issue("tcgen05.relinquish_alloc_permit");
   c.warp_meet(warp(), "tcgen05.relinquish_alloc_permit", 0, [&] { c.relinquished = true; });
   c.mu.unlock();
 }
@@ -195,6 +243,7 @@ void tmem_relinquish() {
 void tmem_dealloc(uint32_t taddr, uint32_t cols) {
   Cta& c = cta();
   c.mu.lock();
+  c.tc_issue("tcgen05.dealloc");
   c.warp_meet(warp(), "tcgen05.dealloc", taddr, [&] {
     if (!c.allocated || c.deallocated) c.finding("tcgen05.dealloc without an allocation");
     if (taddr != 0 || cols != c.alloc_cols)
@@ -212,6 +261,7 @@ void tmem_dealloc(uint32_t taddr, uint32_t cols) {
 void tmem_copy_scale_atom(uint32_t taddr, uint64_t sdesc) {
   Cta& c = cta();
   std::lock_guard<std::mutex> g(c.mu);
+  c.tc_issue("tcgen05.cp");
   const int64_t n = c.cp_issued++;
   if (c.cfg.plant == Plant::SkipScaleCopy && n % 8 == 7) return;
   SmemDesc d = SmemDesc::unpack(sdesc);
@@ -241,6 +291,7 @@ void mma_nvfp4(uint32_t d_taddr, uint64_t a_desc, uint64_t b_desc, uint32_t ides
                uint32_t sfa_taddr, uint32_t sfb_taddr, bool accumulate) {
   Cta& c = cta();
   std::lock_guard<std::mutex> g(c.mu);
+  c.tc_issue("tcgen05.mma");
   SmemDesc a = SmemDesc::unpack(a_desc), b = SmemDesc::unpack(b_desc);
   InstrDescBlockScaled id = InstrDescBlockScaled::unpack(idesc);
   switch (c.cfg.plant) {
@@ -255,15 +306,33 @@ void mma_nvfp4(uint32_t d_taddr, uint64_t a_desc, uint64_t b_desc, uint32_t ides
   // PTX ISA 9.7.16.4 Table 44 (instruction descriptor, kind::mxf4nvf4) and 9.7.16.10.1
   // (shapes): E2M1 x E2M1, K-major, UE4M3 scales with scale_vec::4X; cta_group::1 means M = 128.
   bool ok = true;
-  if (const char* e = id.check()) c.finding(std::string("tcgen05.mma idesc: ") + e), ok = false;
-  if (id.m() != 128) c.finding("tcgen05.mma.cta_group::1 with M != 128"), ok = false;
-  if (id.scale_type != ScaleType::UE4M3) c.finding("tcgen05.mma: scale type not UE4M3"), ok = false;
+  const detail::Idesc dec = detail::Idesc::read(idesc);
+  if (const std::string e = dec.error(); !e.empty()) {
+    c.finding(fmt::format("tcgen05.mma instruction descriptor {:#010x}: {}{}", idesc, e,
+                          dec.m != 128 ? " (tcgen05.mma.cta_group::1 with M != 128)" : ""));
+    ok = false;
+  }
   for (const auto& [raw, d, name] : {std::tuple{a_desc, a, "A"}, std::tuple{b_desc, b, "B"}}) {
+    // The swizzle the descriptor reads with must be the one TMA wrote the rows with.
+    for (const auto& [r, span] : c.tma_swizzle)
+      if (r.lo <= d.start_addr && d.start_addr < r.hi) {
+        const bool same = (span == 128 && d.swizzle == SmemSwizzle::B128) ||
+                          (span == 0 && d.swizzle == SmemSwizzle::None);
+        if (!same) {
+          c.finding(fmt::format("tcgen05.mma {} descriptor: swizzle mode {} reads {:#x}, which "
+                                "TMA wrote with {}-byte swizzle (mode {} expected)",
+                                name, static_cast<uint32_t>(d.swizzle), d.start_addr, span,
+                                span == 128 ? 2 : 0));
+          ok = false;
+        }
+        break;
+      }
+    if (!ok) continue;
     const std::string e = detail::desc_error(raw, d);
     if (!e.empty()) c.finding(fmt::format("tcgen05.mma {} descriptor: {}", name, e)), ok = false;
   }
   if (!ok) return;
-  check_cols(c, "tcgen05.mma D", d_taddr, id.n());
+  check_cols(c, "tcgen05.mma D", d_taddr, dec.n);
   check_cols(c, "tcgen05.mma SFA", sfa_taddr, 4);
   check_cols(c, "tcgen05.mma SFB", sfb_taddr, 4);
   TcOp op;
@@ -275,10 +344,10 @@ void mma_nvfp4(uint32_t d_taddr, uint64_t a_desc, uint64_t b_desc, uint32_t ides
   op.sfa = detail::col_of(sfa_taddr);
   op.sfb = detail::col_of(sfb_taddr);
   op.accumulate = accumulate;
-  op.cols_written = {op.d, op.d + id.n()};
+  op.cols_written = {op.d, op.d + dec.n};
   op.cols_read = {{op.sfa, op.sfa + 4}, {op.sfb, op.sfb + 4}};
   if (accumulate) op.cols_read.push_back(op.cols_written);
-  for (const auto& [d, rows] : {std::pair{a, id.m()}, std::pair{b, id.n()}})
+  for (const auto& [d, rows] : {std::pair{a, dec.m}, std::pair{b, dec.n}})
     for (uint32_t r = 0; r < rows; ++r)
       for (uint32_t kb = 0; kb < 32; kb += 16) {
         const uint32_t lo = detail::operand_addr(d, r, kb) & ~15u;
@@ -296,6 +365,7 @@ void mma_nvfp4(uint32_t d_taddr, uint64_t a_desc, uint64_t b_desc, uint32_t ides
 void mma_commit(uint32_t bar) {
   Cta& c = cta();
   std::lock_guard<std::mutex> g(c.mu);
+  c.tc_issue("tcgen05.commit");
   if (c.cfg.plant == Plant::SkipAccFullCommit && c.last_tc_was_commit) {
     c.last_tc_was_commit = false;
     return;
@@ -319,6 +389,7 @@ void tmem_load_32cols(uint32_t taddr, float (&v)[32]) {
   if (c.cfg.plant == Plant::LaneQuarter)
     taddr = (taddr & 0xFFFFu) | (static_cast<uint32_t>(32 * ((w + 1) % 4)) << 16);
   c.mu.lock();
+  c.tc_issue("tcgen05.ld");
   c.warp_meet(w, "tcgen05.ld.32x32b.x32", taddr, [&] {
     const uint32_t lane = detail::lane_of(taddr), col = detail::col_of(taddr);
     if (lane != static_cast<uint32_t>(32 * (w % 4)))

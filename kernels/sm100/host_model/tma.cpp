@@ -118,6 +118,7 @@ void tma_load_3d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int32_t c0,
   op.c[1] = c1;
   op.c[2] = c2;
   op.bytes = op.map.elem_bytes * op.map.box[0] * op.map.box[1] * op.map.box[2];
+  c.lane_op(0x7A);
   // PTX ISA 9.7.9.25: the shared-memory destination 128-byte aligned, inside the CTA's window.
   if (dst % 128 != 0 || !c.in_window(dst, op.bytes)) {
     c.finding(fmt::format("TMA destination {:#x} (+{} bytes): not a 128-byte aligned range of "
@@ -125,7 +126,21 @@ void tma_load_3d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int32_t c0,
                           dst, op.bytes));
     return;
   }
+  // Tensor-map swizzling (PTX ISA 5.5.6): the pattern repeats every 8 rows of the span, so a
+  // swizzled box must start on that boundary - 1024 bytes for the 128-byte swizzle.
+  const uint32_t atom = 8 * op.map.swizzle_span;
+  if (atom != 0 && dst % atom != 0) {
+    c.finding(fmt::format("TMA destination {:#x}: a {}-byte swizzled box must start on a "
+                          "{}-byte boundary (its swizzle atom), not {} bytes past one",
+                          dst, op.map.swizzle_span, atom, dst % atom));
+  }
   const detail::Range r = op.range();
+  for (size_t i = 0; i < c.tma_swizzle.size();)
+    if (c.tma_swizzle[i].first.overlaps(r))
+      c.tma_swizzle.erase(c.tma_swizzle.begin() + static_cast<std::ptrdiff_t>(i));
+    else
+      ++i;
+  c.tma_swizzle.push_back({r, op.map.swizzle_span});
   for (const auto& o : c.tma_ops)
     if (o.range().overlaps(r))
       c.finding(fmt::format("two TMA loads in flight into shared memory {:#x}", dst));
