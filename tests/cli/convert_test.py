@@ -111,7 +111,7 @@ class ConvertSingleRun(unittest.TestCase):
             cases = (
                 (write(d, "broken.json", "{not json"), "broken.json: not valid JSON"),
                 (os.path.join(d, "absent.json"), "absent.json: cannot be read (No such file or directory)"),
-                (os.path.join(d, "folder"), "folder: not a regular file; expected a report (JSON)"),
+                (os.path.join(d, "folder"), "folder: is a folder, not a file"),
                 (damaged("nocases.json", lambda j: j.pop("cases")), "nocases.json: cases: missing; required (schemas/report.schema.json)"),
                 (damaged("mean.json", lambda j: j["cases"][0]["kernel_timing"]["stats"].update(mean_us="x")),
                  'mean.json: cases[0].kernel_timing.stats.mean_us: "x"; expected a number (schemas/report.schema.json)'),

@@ -337,5 +337,25 @@ class Compare(unittest.TestCase):
                 self.assertEqual(len(err.strip().splitlines()), 1, err)
 
 
+class InputsAreBoundedRegularFiles(unittest.TestCase):
+    """Regression: sweep, compare and merge blocked forever on a FIFO and read /dev/zero without
+    bound; every input is now a regular file of at most 256 MiB, else one line and exit 2."""
+
+    def test_fifo_and_device_are_refused_at_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "fifo")
+            os.mkfifo(fifo)
+            for bad in (fifo, "/dev/zero"):
+                for args in (("compare", bad, bad), ("merge", os.path.join(d, "out.json"), bad),
+                             ("sweep", bad), ("convert", bad, "--format", "csv")):
+                    with self.subTest(args=args):
+                        # A hang would run into the timeout; a refusal is immediate.
+                        rc, out, err = run(*args, timeout=60)
+                        self.assertEqual(rc, 2, out + err)
+                        self.assertIn(f"{bad}: not a regular file (a FIFO, a device or a socket); "
+                                      "expected a regular file of at most 256 MiB", err)
+                        self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+
 if __name__ == "__main__":
     unittest.main()
