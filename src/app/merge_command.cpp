@@ -9,6 +9,7 @@
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
 #include "src/core/json.hpp"
+#include "src/report/report_schema.hpp"
 #include "src/sweep/merge.hpp"
 #include "src/sweep/records.hpp"
 
@@ -45,9 +46,13 @@ int merge_command(const std::string& out, const std::vector<std::string>& inputs
   check_output_file("OUT", out);
   check_outputs_distinct({{"OUT", out}}, in_paths);
   refuse_shard_as_output(out);
+  // Every file read before any is judged: a path that is no file is named first.
+  std::vector<std::string> texts;
+  for (const auto& path : inputs) texts.push_back(read_input_file(path));
   std::vector<std::pair<std::string, nlohmann::json>> reports;
-  for (const auto& path : inputs) {
-    reports.emplace_back(path, parse_json_checked(read_input_file(path), path));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    reports.emplace_back(inputs[i], parse_json_checked(texts[i], inputs[i]));
+    check_report_schema(reports.back().second, inputs[i]);
   }
   const nlohmann::json merged = sweep::merge_reports(reports);
   write_text_file_atomic(out, merged.dump(2) + "\n");

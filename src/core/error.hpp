@@ -11,6 +11,7 @@ enum ExitCode : int {
   kExitVerifyFailed = 1,   // a result did not match the reference (or compare found a regression)
   kExitBadInput = 2,       // bad usage, bad input, unsupported shape/kernel/reference
   kExitRuntime = 3,        // CUDA/cuBLAS failure, out of memory
+  kExitNotComparable = 4,  // compare: a case has too few samples for a speed verdict
   kExitInterrupted = 130,  // SIGINT/SIGTERM: what was measured is written first
 };
 

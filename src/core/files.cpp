@@ -84,12 +84,34 @@ std::string read_input_file(const std::string& path) {
   std::error_code ec;
   // A folder opens as a stream and reads as empty: said as what it is, not as bad JSON.
   if (fs::is_directory(path, ec)) throw usage_error(fmt::format("{}: is a folder, not a file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
-  return ss.str();
+  // O_NONBLOCK: opening a FIFO does not wait for a writer; it is then refused as not a file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(errno)));
+  struct stat st {};
+  const auto refuse = [&](const std::string& why) {
+    ::close(fd);
+    return usage_error(fmt::format("{}: {}; expected a regular file of at most {} MiB", path, why,
+                                   kMaxInputBytes >> 20));
+  };
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw refuse("not a regular file (a FIFO, a device or a socket)");
+  if (st.st_size > kMaxInputBytes) throw refuse(fmt::format("{} bytes", int64_t(st.st_size)));
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw usage_error(fmt::format("{}: cannot be read ({})", path, std::strerror(err)));
+    }
+    if (n == 0) break;
+    text.append(buf, size_t(n));
+    if (int64_t(text.size()) > kMaxInputBytes) throw refuse("more bytes than that (still growing)");
+  }
+  ::close(fd);
+  return text;
 }
 
 bool same_file(const std::string& a, const std::string& b) {

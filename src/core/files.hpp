@@ -2,6 +2,7 @@
 // input.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,8 +20,14 @@ void write_text_file_atomic(const std::string& path, const std::string& text);
 // target and the target's folder). Throws usage_error "FLAG PATH: why".
 void check_output_file(const std::string& flag, const std::string& path);
 
-// The whole of an input file (a config, a report): usage_error "PATH: is a folder, not a file" or
-// "PATH: cannot be read (why)" when it cannot be had.
+// The most an input file may hold: a report of 10 000 cases with their samples fits many times.
+inline constexpr int64_t kMaxInputBytes = int64_t(256) << 20;  // 256 MiB, docs/errors.md
+
+// The whole of an input file (a config, a report, a sweep's JSONL): usage_error "PATH: is a
+// folder, not a file", "PATH: not a regular file (a FIFO, a device or a socket); expected a
+// regular file of at most 256 MiB", "PATH: N bytes; expected ..." or "PATH: cannot be read
+// (why)". Never blocks on a FIFO, never reads without bound (/dev/zero). Every command's input
+// goes through it.
 std::string read_input_file(const std::string& path);
 
 // True when a and b name the same file (the same inode when both exist, else the same

@@ -8,6 +8,7 @@
 
 #include "src/core/error.hpp"
 #include "src/measure/stats.hpp"
+#include "src/report/rank_test.hpp"
 
 namespace nvfp4 {
 
@@ -33,6 +34,80 @@ int CompareResult::regressions() const {
   for (const auto& r : rows) n += r.regression ? 1 : 0;
   return n;
 }
+
+int CompareResult::not_comparable() const {
+  int n = 0;
+  for (const auto& r : rows) n += r.verdict == Verdict::NotComparable ? 1 : 0;
+  return n;
+}
+
+namespace {
+
+// Two numbers a report computed from one another agree to the digits JSON keeps.
+bool agrees(double stored, double computed) {
+  return std::fabs(stored - computed) <= 1e-6 * std::fabs(computed) + 1e-12;
+}
+
+// A timing's stats, checked for what compare trusts: the count against the attempts made, the
+// quartiles against the median, the noise estimate against what it is computed from, and the
+// samples (where kept) against all of them. A report that says a 10x slowdown is "within noise"
+// by a doctored rse_median or count is an invalid report, not a verdict.
+void read_timed_stats(const json& kt, const std::string& tw, ReportCase& rc) {
+  using vt = json::value_t;
+  const json& st = json_need(kt, "stats", vt::object, tw);
+  const std::string sw = tw + ".stats";
+  rc.timed = true;
+  rc.count = json_need(st, "count", vt::number_integer, sw).get<int64_t>();
+  rc.median_us = json_need(st, "median_us", vt::number_float, sw).get<double>();
+  const double iqr = json_need(st, "iqr_us", vt::number_float, sw).get<double>();
+  if (!(rc.median_us >= 0) || !std::isfinite(rc.median_us))
+    throw usage_error(fmt::format("{}.median_us: {}; expected a time >= 0", sw, rc.median_us));
+  if (rc.count < 0) throw usage_error(fmt::format("{}.count: {}; expected >= 0", sw, rc.count));
+  if (!(iqr >= 0) || !std::isfinite(iqr))
+    throw usage_error(fmt::format("{}.iqr_us: {}; expected a time >= 0", sw, iqr));
+  if (const auto at = kt.find("attempts"); at != kt.end() && at->is_number_integer() &&
+                                           rc.count > at->get<int64_t>())
+    throw usage_error(fmt::format("{}.count: {}; expected at most the {} attempts made ({}.attempts)",
+                                  sw, rc.count, at->get<int64_t>(), tw));
+  if (st.contains("q1_us") && st.contains("q3_us")) {
+    const double q1 = json_need(st, "q1_us", vt::number_float, sw).get<double>();
+    const double q3 = json_need(st, "q3_us", vt::number_float, sw).get<double>();
+    if (!(q1 <= rc.median_us && rc.median_us <= q3) && !agrees(q1, rc.median_us) && !agrees(q3, rc.median_us))
+      throw usage_error(fmt::format("{}.median_us: {}; expected it between q1_us {} and q3_us {}", sw,
+                                    rc.median_us, q1, q3));
+    if (!agrees(iqr, q3 - q1))
+      throw usage_error(fmt::format("{}.iqr_us: {}; expected q3_us - q1_us = {}", sw, iqr, q3 - q1));
+  }
+  const double computed = rse_median_of(rc.count, rc.median_us, iqr);
+  rc.rse = computed;
+  // Version 2 stores the estimate; it must be the one its own count, median and IQR give.
+  if (const auto r = st.find("rse_median"); r != st.end()) {
+    const double stored = json_need(st, "rse_median", vt::number_float, sw).get<double>();
+    if (!agrees(stored, computed))
+      throw usage_error(fmt::format("{}.rse_median: {}; expected {:.6g} (from count, median_us and "
+                                    "iqr_us)", sw, stored, computed));
+  }
+  const auto sj = kt.find("samples_us");
+  if (sj == kt.end() || sj->is_null()) return;
+  if (!sj->is_array())
+    throw usage_error(fmt::format("{}.samples_us: wrong type; expected an array of times", tw));
+  if (int64_t(sj->size()) != rc.count)
+    throw usage_error(fmt::format("{}.samples_us: {} values; expected stats.count = {}", tw,
+                                  sj->size(), rc.count));
+  for (size_t i = 0; i < sj->size(); ++i) {
+    const json& v = (*sj)[i];
+    if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+      throw usage_error(fmt::format("{}.samples_us[{}]: {}; expected a time >= 0", tw, i, v.dump()));
+    rc.samples.push_back(v.get<double>());
+  }
+  std::vector<double> sorted = rc.samples;
+  std::sort(sorted.begin(), sorted.end());
+  if (!sorted.empty() && !agrees(rc.median_us, quantile_sorted(sorted, 0.5)))
+    throw usage_error(fmt::format("{}.median_us: {}; expected {} (the median of samples_us)", sw,
+                                  rc.median_us, quantile_sorted(sorted, 0.5)));
+}
+
+}  // namespace
 
 std::vector<ReportCase> read_report_cases(const json& rep, const std::string& what) {
   using vt = json::value_t;
@@ -69,18 +144,7 @@ std::vector<ReportCase> read_report_cases(const json& rep, const std::string& wh
     if (const auto kt = c.find("kernel_timing"); kt != c.end() && kt->is_object() &&
                                                  kt->value("ran", false)) {
       const std::string tw = where + ".kernel_timing";
-      const json& st = json_need(*kt, "stats", vt::object, tw);
-      const std::string sw = tw + ".stats";
-      rc.timed = true;
-      rc.count = json_need(st, "count", vt::number_integer, sw).get<int64_t>();
-      rc.median_us = json_need(st, "median_us", vt::number_float, sw).get<double>();
-      const double iqr = json_need(st, "iqr_us", vt::number_float, sw).get<double>();
-      // Version 2 stores the estimate; version 1 reports carry what it is computed from.
-      rc.rse = st.contains("rse_median") && st["rse_median"].is_number()
-                   ? st["rse_median"].get<double>()
-                   : rse_median_of(rc.count, rc.median_us, iqr);
-      if (!(rc.median_us >= 0) || !std::isfinite(rc.median_us))
-        throw usage_error(fmt::format("{}.median_us: {}; expected a time >= 0", sw, rc.median_us));
+      read_timed_stats(*kt, tw, rc);
       rc.mode = kt->value("mode", kt->value("l2_flushed", true) ? "cold" : "hot");
     }
     // A passed case is compared by its median: one of 0 (or none) would read as "unchanged".
@@ -165,7 +229,14 @@ CompareResult compare_reports(const json& base, const json& now, const CompareOp
         row.verdict = Verdict::NotComparable;
         row.samples = std::min(bc.count, nc.count);
       } else if (row.verdict == Verdict::Unchanged) {
-        const bool beyond_noise = std::fabs(row.change) > opt.noise_factor * row.noise;
+        // The samples' own test where both kept them; else the medians' standard errors.
+        bool beyond_noise;
+        if (!bc.samples.empty() && !nc.samples.empty()) {
+          row.p_value = mann_whitney_p(bc.samples, nc.samples);
+          beyond_noise = *row.p_value < opt.alpha;
+        } else {
+          beyond_noise = std::fabs(row.change) > opt.noise_factor * row.noise;
+        }
         if (std::fabs(row.change) <= opt.threshold) row.verdict = Verdict::Unchanged;
         else if (!beyond_noise) row.verdict = Verdict::WithinNoise;
         else if (row.change > 0) row.verdict = Verdict::Slower, row.regression = true;
@@ -189,7 +260,7 @@ CompareResult compare_reports(const json& base, const json& now, const CompareOp
 
 std::string compare_markdown(const CompareResult& r, const CompareOptions& opt) {
   std::string out = fmt::format(
-      "| problem | kernel | base (us) | new (us) | change | noise (±{:g}σ) | verification | verdict |\n"
+      "| problem | kernel | base (us) | new (us) | change | noise (±{:g}σ, or U test p) | verification | verdict |\n"
       "|---|---|---:|---:|---:|---:|---|---|\n",
       opt.noise_factor);
   auto us = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string("-"); };
@@ -208,12 +279,17 @@ std::string compare_markdown(const CompareResult& r, const CompareOptions& opt) 
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", row.problem, row.kernel,
                        us(row.base_us), us(row.new_us),
                        both ? fmt::format("{:+.2f}%", 100.0 * row.change) : "-",
-                       both ? fmt::format("±{:.2f}%", 100.0 * opt.noise_factor * row.noise) : "-",
+                       !both ? std::string("-")
+                       : row.p_value ? fmt::format("p {:.2g}", *row.p_value)
+                                     : fmt::format("±{:.2f}%", 100.0 * opt.noise_factor * row.noise),
                        verification, verdict);
   }
   for (const auto& w : r.warnings) out += "\nwarning: " + w + "\n";
-  out += fmt::format("\n{} regression(s) (threshold {:g}%, noise factor {:g})\n", r.regressions(),
-                     100.0 * opt.threshold, opt.noise_factor);
+  out += fmt::format("\n{} regression(s) (threshold {:g}%, noise factor {:g}, U test alpha {:g})\n",
+                     r.regressions(), 100.0 * opt.threshold, opt.noise_factor, opt.alpha);
+  if (const int nc = r.not_comparable())
+    out += fmt::format("{} case(s) not comparable: fewer than {} samples on a side; no speed verdict "
+                       "(a gate fails on it unless --allow-incomparable)\n", nc, opt.min_samples);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "src/core/files.hpp"
 #include "src/core/json.hpp"
 #include "src/report/compare.hpp"
+#include "src/report/report_schema.hpp"
 #include "src/report/writer.hpp"
 
 namespace nvfp4 {
@@ -330,10 +331,9 @@ RunInfo read_info(const json& j, const std::string& top) {
 }  // namespace
 
 json read_report_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    throw usage_error(fmt::format("{}: not a regular file; expected a report (JSON)", path));
-  return parse_json_checked(read_input_file(path), path, "not valid JSON");
+  json j = parse_json_checked(read_input_file(path), path, "not valid JSON");
+  check_report_schema(j, path);
+  return j;
 }
 
 ReadReport read_report(const json& j, const std::string& what) {

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "src/core/files.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -93,11 +95,7 @@ JsonlLock::~JsonlLock() {
 }
 
 JsonlContents read_jsonl(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(fmt::format("{}: cannot be read", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path);
   JsonlContents out;
   size_t pos = 0;
   int64_t line_no = 0;

@@ -79,6 +79,7 @@ json merge_reports(const std::vector<std::pair<std::string, json>>& inputs) {
       const json& c = cs[ci];
       const std::string where = fmt::format("{}: cases[{}]", path, ci);
       check_case_shape(c, where);
+      check_case_matches_params(c, where);
       const json& cw = json_need(c, "sweep", vt::object, where);
       const int64_t i = json_need(cw, "index", vt::number_integer, where + ".sweep").get<int64_t>();
       // The index is checked against the config, not trusted: a case of another shard or past

@@ -44,6 +44,20 @@ void check_case_shape(const json& c, const std::string& where) {
                                   sub(sub(where, "verification"), "passed")));
 }
 
+void check_case_matches_params(const json& c, const std::string& where) {
+  // Required by the schema, which the commands check first.
+  const auto sw = c.find("sweep");
+  if (sw == c.end() || !sw->is_object() || !sw->contains("params")) return;
+  const json& params = json_need(*sw, "params", vt::object, sub(where, "sweep"));
+  const json& p = c.at("problem");
+  for (const char* key : {"m", "n", "k", "l", "dist", "seed"}) {
+    const auto want = params.find(key);
+    if (want != params.end() && p.at(key) != *want)
+      throw usage_error(fmt::format("{}: {}; its config case (sweep.params) has {}",
+                                    sub(sub(where, "problem"), key), p.at(key).dump(), want->dump()));
+  }
+}
+
 void check_record_claims(const json& rec, const SweepCase& c, const std::string& where) {
   const json& s = json_need(rec, "sweep", vt::object, where);
   if (json_need(s, "params", vt::object, sub(where, "sweep")) != c.params())

@@ -18,6 +18,10 @@ namespace nvfp4::sweep {
 // "FILE: cases[2]"; throws usage_error "WHERE.key: what is wrong".
 void check_case_shape(const nlohmann::json& c, const std::string& where);
 
+// A shard's case is the case its sweep.params describe: its problem's shape, dist and seed are
+// the params' (merge has no config to hold it against; the params are the config's case).
+void check_case_matches_params(const nlohmann::json& c, const std::string& where);
+
 // The record is case `c` of the config: its sweep.params and problem are c's.
 void check_record_claims(const nlohmann::json& rec, const SweepCase& c, const std::string& where);
 

@@ -8,6 +8,7 @@
 #include "src/core/error.hpp"
 #include "src/sweep/jsonl.hpp"
 #include "src/report/compare.hpp"
+#include "src/report/report_schema.hpp"
 #include "src/sweep/record_check.hpp"
 
 namespace nvfp4::sweep {
@@ -68,6 +69,7 @@ int64_t resume_from(const std::string& jsonl_path, const json& header, const Swe
       throw usage_error(fmt::format("{}sweep.index {}: not a case of {} (cases 0 to {}, shard {}); "
                                     "fix the file or --overwrite", where, idx, cfg.path,
                                     int64_t(cfg.cases.size()) - 1, shard.str()));
+    check_case_schema(r, where);
     check_case_shape(r, where);
     check_record_claims(r, cfg.cases[size_t(idx)], where);
     run.records[idx] = r;

@@ -111,16 +111,16 @@ class ConvertSingleRun(unittest.TestCase):
             cases = (
                 (write(d, "broken.json", "{not json"), "broken.json: not valid JSON"),
                 (os.path.join(d, "absent.json"), "absent.json: cannot be read (No such file or directory)"),
-                (os.path.join(d, "folder"), "folder: not a regular file; expected a report (JSON)"),
-                (damaged("nocases.json", lambda j: j.pop("cases")), "nocases.json: cases: missing; expected an array"),
+                (os.path.join(d, "folder"), "folder: is a folder, not a file"),
+                (damaged("nocases.json", lambda j: j.pop("cases")), "nocases.json: cases: missing; required (schemas/report.schema.json)"),
                 (damaged("mean.json", lambda j: j["cases"][0]["kernel_timing"]["stats"].update(mean_us="x")),
-                 "mean.json: cases[0].kernel_timing.stats.mean_us: wrong type; expected a number"),
+                 'mean.json: cases[0].kernel_timing.stats.mean_us: "x"; expected a number (schemas/report.schema.json)'),
                 (damaged("disp.json", lambda j: j["cases"][0].update(disposition="bored")),
-                 "disp.json: cases[0].disposition: 'bored': unknown; expected passed, incorrect, not_supported or error"),
+                 'disp.json: cases[0].disposition: "bored"; expected one of "passed", "incorrect", "not_supported" or "error" (schemas/report.schema.json)'),
                 (damaged("clock.json", lambda j: j["cases"][0]["kernel_timing"]["clock"].update(read="many")),
-                 "clock.json: cases[0].kernel_timing.clock.read: wrong type; expected an integer"),
+                 'clock.json: cases[0].kernel_timing.clock.read: "many"; expected an integer (schemas/report.schema.json)'),
                 (damaged("version.json", lambda j: j.update(schema_version=9)),
-                 "version.json: schema_version 9: unsupported; expected 1 or 2"),
+                 "version.json: schema_version: 9; expected 2 (schemas/report.schema.json)"),
             )
             for path, needle in cases:
                 with self.subTest(needle=needle):

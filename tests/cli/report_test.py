@@ -6,6 +6,7 @@ import copy
 import csv
 import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -161,8 +162,13 @@ def controlled(report, median, iqr, count, disposition="passed"):
     c = r["cases"][0]
     c["disposition"] = disposition
     s = c["kernel_timing"]["stats"]
-    s.update(median_us=median, iqr_us=iqr, count=count)
-    s.pop("rse_median")  # compare recomputes it from count, median and IQR
+    # Statistics that agree with one another, as compare requires (a doctored one is refused).
+    q1, q3 = median - iqr / 2, median + iqr / 2
+    s.update(median_us=median, iqr_us=iqr, count=count, q1_us=q1, q3_us=q3, min_us=q1, max_us=q3,
+             mean_us=median, median_ci_lo_us=q1, median_ci_hi_us=q3,
+             rse_median=1.2533141373155003 * iqr / 1.3489795003921634 / math.sqrt(count) / median
+             if count > 1 else 0.0)
+    c["kernel_timing"]["attempts"] = max(count, c["kernel_timing"]["attempts"])
     return r
 
 
@@ -239,7 +245,7 @@ class Compare(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = cls.tmp.name
         cls.real = os.path.join(cls.dir, "real.json")
-        rc, out, err = run(*SMALL, "--iters", "3", "--json", cls.real)
+        rc, out, err = run(*SMALL, "--iters", "30", "--json", cls.real)
         assert rc == 0, out + err
         with open(cls.real) as f:
             cls.report = json.load(f)
@@ -274,14 +280,33 @@ class Compare(unittest.TestCase):
         rc, out, _ = self.compare(base, slow, "--threshold", "15")
         self.assertEqual(rc, 0, out)
 
-    def test_one_sample_timings_are_not_comparable_not_slower(self):
-        # configs/smoke.json's iters: 1 cases: two runs of one binary gave SLOWER and exit 1.
-        base = self.write("one-base.json", controlled(self.report, 100.0, 0.0, 1))
-        new = self.write("one-new.json", controlled(self.report, 150.0, 0.0, 1))
-        rc, out, err = self.compare(base, new)
-        self.assertEqual(rc, 0, out + err)
-        self.assertIn("not comparable: 1 samples (at least 3 needed)", out)
-        self.assertNotIn("SLOWER", out)
+    def test_too_few_samples_are_not_comparable_exit_4(self):
+        # configs/smoke.json's iters: 1 cases: two runs of one binary gave SLOWER and exit 1; then
+        # "not comparable" with exit 0, whatever the slowdown: a gate that failed open.
+        for count in (1, 3):
+            base = self.write("few-base.json", controlled(self.report, 100.0, 0.0, count))
+            new = self.write("few-new.json", controlled(self.report, 2000.0, 0.0, count))
+            rc, out, err = self.compare(base, new)
+            self.assertEqual(rc, 4, out + err)
+            self.assertIn(f"not comparable: {count} samples (at least 30 needed)", out)
+            self.assertIn("1 case(s) not comparable", out)
+            self.assertNotIn("SLOWER", out)
+            rc, out, err = self.compare(base, new, "--allow-incomparable")
+            self.assertEqual(rc, 0, out + err)
+        # A case that stops passing is still a regression (1, not 4).
+        bad = self.write("few-bad.json", controlled(self.report, 100.0, 0.0, 1, "incorrect"))
+        self.assertEqual(self.compare(base, bad)[0], 1)
+        rc, _, err = self.compare(base, new, "--min-samples", "3")
+        self.assertEqual(rc, 2)
+        self.assertIn("--min-samples 3: must be >= 5", err)
+
+    def test_doctored_noise_is_refused_not_within_noise(self):
+        base = self.write("d-base.json", controlled(self.report, 100.0, 1.0, 100))
+        slow = controlled(self.report, 1000.0, 1.0, 100)
+        slow["cases"][0]["kernel_timing"]["stats"]["rse_median"] = 1e9
+        rc, out, err = self.compare(base, self.write("d-new.json", slow))
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("stats.rse_median: 1000000000; expected", err)
 
     def test_passed_then_failed_exits_1(self):
         base = self.write("ok.json", controlled(self.report, 100.0, 1.0, 100))
@@ -291,8 +316,8 @@ class Compare(unittest.TestCase):
         self.assertIn("NOW FAILS", out)
 
     def test_noise_larger_than_the_change_exits_0(self):
-        base = self.write("noisy-base.json", controlled(self.report, 100.0, 60.0, 5))
-        new = self.write("noisy-new.json", controlled(self.report, 110.0, 66.0, 5))
+        base = self.write("noisy-base.json", controlled(self.report, 100.0, 60.0, 30))
+        new = self.write("noisy-new.json", controlled(self.report, 110.0, 66.0, 30))
         rc, out, err = self.compare(base, new)
         self.assertEqual(rc, 0, out + err)
         self.assertIn("within noise", out)
@@ -300,16 +325,36 @@ class Compare(unittest.TestCase):
     def test_unreadable_or_invalid_input_exits_2_with_one_line(self):
         good = self.write("good.json", self.report)
         broken = self.write("broken.json", "{not json")
-        no_cases = self.write("no-cases.json", {"schema_version": 2})
+        no_cases = self.write("no-cases.json", {k: v for k, v in self.report.items() if k != "cases"})
         for args, needle in (((good, os.path.join(self.dir, "absent.json")), "absent.json: cannot be read"),
                              ((broken, good), "broken.json: not valid JSON"),
-                             ((good, no_cases), "no-cases.json: cases: missing; expected an array"),
+                             ((good, no_cases), "no-cases.json: cases: missing; required (schemas/report.schema.json)"),
                              ((good,), "new is required")):
             with self.subTest(needle=needle):
                 rc, out, err = run("compare", *args)
                 self.assertEqual(rc, 2, out + err)
                 self.assertIn(needle, err)
                 self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+
+class InputsAreBoundedRegularFiles(unittest.TestCase):
+    """Regression: sweep, compare and merge blocked forever on a FIFO and read /dev/zero without
+    bound; every input is now a regular file of at most 256 MiB, else one line and exit 2."""
+
+    def test_fifo_and_device_are_refused_at_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "fifo")
+            os.mkfifo(fifo)
+            for bad in (fifo, "/dev/zero"):
+                for args in (("compare", bad, bad), ("merge", os.path.join(d, "out.json"), bad),
+                             ("sweep", bad), ("convert", bad, "--format", "csv")):
+                    with self.subTest(args=args):
+                        # A hang would run into the timeout; a refusal is immediate.
+                        rc, out, err = run(*args, timeout=60)
+                        self.assertEqual(rc, 2, out + err)
+                        self.assertIn(f"{bad}: not a regular file (a FIFO, a device or a socket); "
+                                      "expected a regular file of at most 256 MiB", err)
+                        self.assertEqual(len(err.strip().splitlines()), 1, err)
 
 
 if __name__ == "__main__":

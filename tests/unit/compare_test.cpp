@@ -4,7 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/error.hpp"
+#include "src/measure/stats.hpp"
 #include "src/report/compare.hpp"
+#include "src/report/rank_test.hpp"
+
+#include <algorithm>
 
 using namespace nvfp4;
 using nlohmann::json;
@@ -61,9 +65,9 @@ TEST(Compare, SlowdownUnderTheThresholdOrWithinTheNoiseIsNot) {
   CompareOptions two;
   two.threshold = 0.02;
   EXPECT_EQ(compare_reports(base, report({make_case(128, "naive", 103, 1, 100)}), two).regressions(), 1);
-  // 10% slower, but 5 samples spread over 60%: rse ~ 1.2533*(60/1.349)/sqrt(5)/100 = 25% each.
-  const json noisy_base = report({make_case(128, "naive", 100, 60, 5)});
-  const json noisy_new = report({make_case(128, "naive", 110, 66, 5)});
+  // 10% slower, but 20 samples spread over 60%: rse ~ 1.2533*(60/1.349)/sqrt(30)/100 = 10% each.
+  const json noisy_base = report({make_case(128, "naive", 100, 60, 30)});
+  const json noisy_new = report({make_case(128, "naive", 110, 66, 30)});
   const CompareResult c = compare_reports(noisy_base, noisy_new, {});
   EXPECT_EQ(c.rows[0].verdict, Verdict::WithinNoise);
   EXPECT_GT(c.rows[0].noise, 0.1);
@@ -220,7 +224,8 @@ TEST(Compare, TooFewSamplesOnEitherSideAreNotComparable) {
   EXPECT_EQ(c.rows[0].verdict, Verdict::NotComparable);
   EXPECT_FALSE(c.rows[0].regression);
   EXPECT_EQ(c.rows[0].samples, 1);
-  EXPECT_NE(compare_markdown(c, {}).find("not comparable: 1 samples (at least 3 needed)"), std::string::npos);
+  EXPECT_NE(compare_markdown(c, {}).find("not comparable: 1 samples (at least 30 needed)"), std::string::npos);
+  EXPECT_EQ(c.not_comparable(), 1);
   // Enough samples in the base, too few in the new report: still no verdict.
   const CompareResult mixed = compare_reports(report({make_case(128, "naive", 100, 0.1, 100)}),
                                               report({make_case(128, "naive", 150, 0, 2)}), {});
@@ -230,10 +235,14 @@ TEST(Compare, TooFewSamplesOnEitherSideAreNotComparable) {
   const CompareResult fails = compare_reports(base, report({make_case(128, "naive", 100, 0, 1, "incorrect")}), {});
   EXPECT_EQ(fails.rows[0].verdict, Verdict::NowFails);
   EXPECT_TRUE(fails.rows[0].regression);
-  // At the minimum the rule applies again.
+  // Three samples (the host backend's old default) are not enough: one slow sample set the noise.
   const CompareResult three = compare_reports(report({make_case(128, "naive", 100, 0.1, 3)}),
                                               report({make_case(128, "naive", 150, 0.1, 3)}), {});
-  EXPECT_EQ(three.rows[0].verdict, Verdict::Slower);
+  EXPECT_EQ(three.rows[0].verdict, Verdict::NotComparable);
+  // At the minimum the rule applies again.
+  const CompareResult ten = compare_reports(report({make_case(128, "naive", 100, 0.1, 30)}),
+                                            report({make_case(128, "naive", 150, 0.1, 30)}), {});
+  EXPECT_EQ(ten.rows[0].verdict, Verdict::Slower);
 }
 
 TEST(Compare, TwoSeedsOfOneShapeAreToldApartInTheTable) {
@@ -243,4 +252,95 @@ TEST(Compare, TwoSeedsOfOneShapeAreToldApartInTheTable) {
   const std::string md = compare_markdown(compare_reports(r, r, {}), {});
   EXPECT_NE(md.find("| 128x7168x16384 L=1 gpumode seed 0 | naive | 100.000 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 128x7168x16384 L=1 gpumode seed 1 | naive | 200.000 |"), std::string::npos) << md;
+}
+
+namespace {
+
+// A case whose stats are those of `samples`, kept in the report as --samples does.
+json sampled_case(int64_t m, const std::vector<double>& samples) {
+  std::vector<double> v = samples;
+  std::sort(v.begin(), v.end());
+  const double median = quantile_sorted(v, 0.5), q1 = quantile_sorted(v, 0.25), q3 = quantile_sorted(v, 0.75);
+  json c = make_case(m, "naive", median, q3 - q1, int64_t(v.size()));
+  auto& st = c["kernel_timing"]["stats"];
+  st["q1_us"] = q1;
+  st["q3_us"] = q3;
+  st["rse_median"] = rse_median_of(int64_t(v.size()), median, q3 - q1);
+  c["kernel_timing"]["attempts"] = int64_t(v.size());
+  c["kernel_timing"]["samples_us"] = samples;
+  return c;
+}
+
+std::string rejection(const json& bad) {
+  try {
+    compare_reports(report({make_case(128, "naive", 100, 1, 100)}), bad, {}, "BASE.json", "NEW.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST(RankTest, ExactAndApproximatePValues) {
+  // 5 against 5, fully separated: 2 of the C(10,5) = 252 arrangements are as extreme.
+  EXPECT_NEAR(mann_whitney_p({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 2.0 / 252, 1e-12);
+  EXPECT_NEAR(mann_whitney_p({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}), 2.0 / 252, 1e-12);
+  // Interleaved: no evidence.
+  EXPECT_GT(mann_whitney_p({1, 3, 5, 7, 9}, {2, 4, 6, 8, 10}), 0.5);
+  // 4 against 4 can never reach 0.01: why compare needs more samples than that.
+  EXPECT_GT(mann_whitney_p({1, 2, 3, 4}, {5, 6, 7, 8}), 0.01);
+  // Ties take the normal approximation: U = 1 of 36 pairs, tie term 4 x (2^3 - 2) = 24, so
+  // var = 36/12 x (13 - 24/132) = 38.45, z = (17 - 0.5)/6.201 = 2.661, p = erfc(z/sqrt 2) = 0.00737.
+  EXPECT_NEAR(mann_whitney_p({1, 1, 2, 2, 3, 3}, {3, 4, 4, 5, 5, 6}), 0.00737, 1e-4);
+  EXPECT_EQ(mann_whitney_p({}, {1}), 1.0);
+  EXPECT_EQ(mann_whitney_p({2, 2}, {2, 2}), 1.0);
+}
+
+TEST(Compare, KeptSamplesAreComparedByTheirRanks) {
+  std::vector<double> base, slow, same;
+  for (int i = 0; i < 30; ++i) {
+    base.push_back(100 + 3 * i);
+    same.push_back(101 + 3 * i);
+    slow.push_back(1.5 * (100 + 3 * i));
+  }
+  // One sample far out on a side (a busy machine) does not hide a 1.5x slowdown.
+  slow[0] = 10;
+  const CompareResult c = compare_reports(report({sampled_case(128, base)}), report({sampled_case(128, slow)}), {});
+  EXPECT_EQ(c.rows[0].verdict, Verdict::Slower);
+  ASSERT_TRUE(c.rows[0].p_value.has_value());
+  EXPECT_LT(*c.rows[0].p_value, 1e-3);
+  EXPECT_NE(compare_markdown(c, {}).find("| p "), std::string::npos) << compare_markdown(c, {});
+  const CompareResult u = compare_reports(report({sampled_case(128, base)}), report({sampled_case(128, same)}), {});
+  EXPECT_EQ(u.rows[0].verdict, Verdict::Unchanged);
+  EXPECT_EQ(u.regressions(), 0);
+}
+
+TEST(Compare, StatisticsThatDisagreeWithOneAnotherAreInvalid) {
+  json doctored = make_case(128, "naive", 1000, 1, 100);
+  doctored["kernel_timing"]["stats"]["rse_median"] = 1e9;  // "within noise" whatever the change
+  EXPECT_EQ(rejection(report({doctored})),
+            "NEW.json: cases[0].kernel_timing.stats.rse_median: 1000000000; expected 9.29083e-05 "
+            "(from count, median_us and iqr_us)");
+  json negative = make_case(128, "naive", 100, 1, -7);
+  EXPECT_EQ(rejection(report({negative})), "NEW.json: cases[0].kernel_timing.stats.count: -7; expected >= 0");
+  json inflated = make_case(128, "naive", 100, 1, 1000000000);
+  inflated["kernel_timing"]["attempts"] = 12;
+  EXPECT_EQ(rejection(report({inflated})),
+            "NEW.json: cases[0].kernel_timing.stats.count: 1000000000; expected at most the 12 "
+            "attempts made (NEW.json: cases[0].kernel_timing.attempts)");
+  json quartiles = make_case(128, "naive", 100, 1, 100);
+  quartiles["kernel_timing"]["stats"]["q1_us"] = 99.0;
+  quartiles["kernel_timing"]["stats"]["q3_us"] = 105.0;
+  EXPECT_EQ(rejection(report({quartiles})),
+            "NEW.json: cases[0].kernel_timing.stats.iqr_us: 1; expected q3_us - q1_us = 6");
+  json few = sampled_case(128, {100, 101, 102, 103, 104, 105, 106, 107, 108, 109});
+  few["kernel_timing"]["samples_us"].erase(0);
+  EXPECT_EQ(rejection(report({few})),
+            "NEW.json: cases[0].kernel_timing.samples_us: 9 values; expected stats.count = 10");
+  json moved = sampled_case(128, {100, 101, 102, 103, 104, 105, 106, 107, 108, 109});
+  moved["kernel_timing"]["samples_us"][9] = 90.0;
+  EXPECT_EQ(rejection(report({moved})).substr(0, 60),
+            "NEW.json: cases[0].kernel_timing.stats.median_us: 104.5; exp");
 }
