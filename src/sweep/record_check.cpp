@@ -48,7 +48,8 @@ void check_case_matches_params(const json& c, const std::string& where) {
   // Required by the schema, which the commands check first.
   const auto sw = c.find("sweep");
   if (sw == c.end() || !sw->is_object() || !sw->contains("params")) return;
-  const json& params = json_need(*sw, "params", vt::object, sub(where, "sweep"));
+  const std::string sweep_where = sub(where, "sweep");  // named: a reference into *sw outlives it
+  const json& params = json_need(*sw, "params", vt::object, sweep_where);
   const json& p = c.at("problem");
   for (const char* key : {"m", "n", "k", "l", "dist", "seed"}) {
     const auto want = params.find(key);
