@@ -91,8 +91,7 @@ struct SampleHooks {
 };
 
 // Ends the timing of a kernel that the verdict has already judged incorrect (a wrong call under
-// --check-every-call, a run() that waited on the host for device work); `part` names the check
-// ("timed_outputs" or "isolation").
+// --check-every-call); `part` names the check ("timed_outputs").
 class VerdictStop : public Error {
  public:
   VerdictStop(std::string part, const std::string& msg)
@@ -103,9 +102,6 @@ class VerdictStop : public Error {
   std::string part_;
 };
 
-// Holds of the stream that timed out before a run() returned, after which the timing stops: the
-// call waits on the host for device work that the held GPU cannot run.
-constexpr int kMaxHoldTimeouts = 2;
 // A hold whose CTAs started further apart found another kernel on the SMs; a longer pause of the
 // device's timer while it spun means the context was time-sliced with another.
 constexpr double kMaxHoldStartSkewUs = 50;

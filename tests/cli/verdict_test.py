@@ -13,7 +13,8 @@ them, and the honest kernels keep passing with the checks recorded. One cheat pe
   deferred      the work on a host thread, after the call returns         -> the timed outputs
   other-stream  the GEMM on a stream of its own, waited for by nobody     -> the isolation check
                                                                              or the timed outputs
-  host-wait     the GEMM on a stream of its own, waited for on the host   -> the isolation check
+  host-wait     the GEMM on a stream of its own, waited for on the host   -> timed without the
+                hold, its wait in the window: right, and no faster than the honest GEMM
   content-memo  replays an output cached by addresses and a fingerprint   -> nothing to catch:
                 of 64 sampled bytes per operand                              fresh operands make
                                                                              it miss every call,
@@ -542,13 +543,30 @@ class VerdictGpu(Verdict):
             with self.subTest(mode=mode):
                 self.assert_caught(self.plugin("other-stream", mode), ("isolation", "timed_outputs"))
 
-    def test_host_wait_plugin_fails_the_isolation_check(self):
-        # A held call that waits on the host for device work: the hold times out twice. It
-        # synchronizes inside run(): it cannot be captured in a graph.
+    def timed_with_its_wait(self, args, honest_median):
+        """A call that waits on the host for device work makes the hold (which fills every SM)
+        time out: it is timed without the hold from then on, its wait inside the window, so it
+        gains nothing: right, and not faster than the same GEMM done honestly."""
+        rc, out, c = self.case(*args)
+        self.assertEqual(rc, 0, out)
+        kt = c["kernel_timing"]
+        self.assertFalse(kt["stream_held"], kt)
+        self.assertIn("waited on the host", kt["stream_hold_note"])
+        self.assertGreaterEqual(kt["stats"]["median_us"], 0.8 * honest_median, kt["stats"])
+        return c
+
+    def honest_example_median(self, mode):
+        rc, out, c = self.case("--kernel-lib", os.path.join(PLUGIN_DIR, "libnvfp4_example_cuda.so"),
+                               "--kernel", "example-cuda", "--mode", mode, *self.CHEAT_SHAPE,
+                               *self.TIMING, *self.batch(mode))
+        self.assertEqual(rc, 0, out)
+        return c["kernel_timing"]["stats"]["median_us"]
+
+    def test_host_wait_plugin_gains_nothing(self):
+        # It synchronizes inside run(): it cannot be captured in a graph.
         for mode in ["cold", "hot", "rotate"]:
             with self.subTest(mode=mode):
-                c = self.assert_caught(self.plugin("host-wait", mode), "isolation")
-                self.assertFalse(c["verdict"]["isolation"]["passed"])
+                self.timed_with_its_wait(self.plugin("host-wait", mode), self.honest_example_median(mode))
 
     def test_torch_cheats_fail(self):
         # Not in graph mode: a graph captures one Python call, so what the Python decides per
@@ -558,10 +576,7 @@ class VerdictGpu(Verdict):
             for name, by in [("lazy", "timed_outputs"), ("count", "timed_outputs"),
                              ("random", "timed_outputs"), ("memo", ("timed_outputs", "recheck")),
                              ("memo_shape", ("timed_outputs", "recheck")),
-                             ("other_stream", ("isolation", "timed_outputs")),
-                             ("host_wait", "isolation"),
-                             # its fingerprint reaches the host: a held call that waits
-                             ("content_memo", "isolation")]:
+                             ("other_stream", ("isolation", "timed_outputs"))]:
                 with self.subTest(kernel=name, mode=mode):
                     self.assert_caught(self.python_kernel(name, mode), by,
                                        env={"NVFP4_CHEAT_P": "0.5", "NVFP4_CHEAT_LOG": self.log})
