@@ -1,5 +1,6 @@
-// FNV-1a over 64-bit words: the hash of the launchers' cache keys (src/device/map_cache.hpp,
-// kernels/sm90/launch_graphs.hpp).
+// FNV-1a, 64-bit: over 64-bit words, the hash of the launchers' cache keys
+// (src/device/map_cache.hpp, kernels/sm90/launch_graphs.hpp); over bytes (each mixed as one
+// word below 256, which is byte-wise FNV-1a exactly), the sweeps' config hash.
 #pragma once
 
 #include <cstddef>
