@@ -168,10 +168,10 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
   auto step = [&](int i, uint32_t(&f)[4][4], uint32_t(&fn)[4][4], int next_stage) {
     fd::fence_regs(f);
     if (kMma) {
-      const uint64_t d0 = fd::make_desc_sw128(sA + cur * C::kABytes);
+      const uint64_t d0 = make_kmajor_sw128_desc(sA + cur * C::kABytes).pack();
       fd::wgmma_fence();
 #pragma unroll
-      for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[s], d0 + 2u * s);
+      for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[s], d0 + wgmma_desc_advance(32 * s));
       fd::wgmma_commit();
     }
     if (i + 1 < nkb) cur = load_decode(fn, next_stage);
@@ -277,13 +277,13 @@ __global__ void __launch_bounds__(384, 1) round_kernel(int nkb, long long* cycle
     fd::fence_regs(f[0]);
     fd::fence_regs(f[1]);
     if (kMma) {
-      const uint64_t d0 = fd::make_desc_sw128(sA + cur0 * C::kABytes);
-      const uint64_t d1 = fd::make_desc_sw128(sA + cur1 * C::kABytes);
+      const uint64_t d0 = make_kmajor_sw128_desc(sA + cur0 * C::kABytes).pack();
+      const uint64_t d1 = make_kmajor_sw128_desc(sA + cur1 * C::kABytes).pack();
       fd::wgmma_fence();
 #pragma unroll
-      for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[0][s], d0 + 2u * s);
+      for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[0][s], d0 + wgmma_desc_advance(32 * s));
 #pragma unroll
-      for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[1][s], d1 + 2u * s);
+      for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[1][s], d1 + wgmma_desc_advance(32 * s));
       fd::wgmma_commit();
     }
     if (2 * r + 2 < nkb) load2(fn);

@@ -4,6 +4,7 @@
 // peer's dequantization of the same A):
 //   1/plain      RowPerThread, the form fused.cu launches where every row of the tiles is read:
 //                one K block per block, every thread stores, global proxy fence
+// and this bench's own forms of it (row_variant_kernel below, built from prepass.cuh's steps):
 //   1/nofence    the same without fence.proxy.async.global (prices the fence; not correct)
 //   1/bulk       one cp.async.bulk store of the block's tile by one thread, no global fence
 //   2/..., 4/... two or four K blocks per block (more loads in flight per thread, fewer blocks)
@@ -32,6 +33,74 @@
 #include "src/problem/dequant.hpp"
 
 namespace nvfp4::sm90::prepassbench {
+
+// How a block's decoded tiles reach global memory:
+//   Plain:        every thread stores 16-byte chunks (coalesced), then the global proxy fence
+//                 (the shipped kernel's stores);
+//   PlainNoFence: the same without the fence - prices it, not correct;
+//   Bulk:         one thread copies the block's tiles with cp.async.bulk (the async proxy writes
+//                 them, so no global proxy fence) after fence.proxy.async.shared::cta, and waits
+//                 for the copies before the block ends.
+enum class Store { Plain, PlainNoFence, Bulk };
+
+// RowPerThread over kKb consecutive K blocks a block: each thread loads its row's raw bytes and
+// scales for all kKb blocks first (2 kKb 16-byte loads in flight), decodes them into shared
+// memory (kKb x kFusedATile bytes, dynamic), then the block stores the tiles (kStore).
+template <int kKb, Store kStore>
+__global__ void __launch_bounds__(128) row_variant_kernel(const PrepassParams p) {
+  prepass_begin(p);
+  extern __shared__ __align__(1024) uint4 tiles[];
+  const int64_t groups = (p.nk + kKb - 1) / kKb;
+  const int64_t blk = blockIdx.x;
+  const int64_t g = blk % groups, rest = blk / groups;
+  const int64_t tm = rest % p.tiles128, batch = rest / p.tiles128;
+  const int kb0 = static_cast<int>(g * kKb);
+  const int nkb = p.nk - kb0 < kKb ? p.nk - kb0 : kKb;  // the last group may be short
+  const int r = threadIdx.x;
+  const int64_t row = tm * 128 + r;
+  constexpr int kTileQ = kFusedATile / 16;  // uint4s per tile
+  if (row < p.m) {
+    const uint8_t* src = p.a + (batch * p.m + row) * (p.k / 2) + int64_t(kb0) * 32;
+    const uint8_t* ssrc = p.sfa + (batch * p.m + row) * (p.k / 16) + int64_t(kb0) * 4;
+    uint4 lo[kKb], hi[kKb];
+    uint32_t sc[kKb];
+#pragma unroll
+    for (int j = 0; j < kKb; ++j)
+      if (j < nkb) {
+        lo[j] = __ldg(reinterpret_cast<const uint4*>(src + j * 32));
+        hi[j] = __ldg(reinterpret_cast<const uint4*>(src + j * 32 + 16));
+        sc[j] = __ldg(reinterpret_cast<const uint32_t*>(ssrc + j * 4));
+      }
+#pragma unroll
+    for (int j = 0; j < kKb; ++j)
+      if (j < nkb) prepass_decode_row(lo[j], hi[j], sc[j], tiles + j * kTileQ, r);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kKb; ++j)
+      if (j < nkb)
+#pragma unroll
+        for (int q = 0; q < 8; ++q) tiles[j * kTileQ + r * 8 + q] = make_uint4(0, 0, 0, 0);
+  }
+  // a16's tiles are in (batch, tile, K block) order: this block's nkb tiles are adjacent
+  const int64_t tile0 = (batch * p.tiles128 + tm) * p.nk + kb0;
+  if constexpr (kStore == Store::Bulk) {
+    ptx::fence_proxy_async_smem();  // generic writes -> the bulk copy's reads
+    __syncthreads();
+    if (r == 0) {
+      ptx::bulk_store(p.a16 + tile0 * int64_t(kFusedATile), ptx::smem_u32(tiles),
+                      static_cast<uint32_t>(nkb * kFusedATile));
+      ptx::bulk_commit();
+      ptx::bulk_wait<0>();
+    }
+  } else {
+    __syncthreads();
+    uint4* dst = reinterpret_cast<uint4*>(p.a16 + tile0 * int64_t(kFusedATile));
+    for (int j = 0; j < nkb; ++j)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) dst[j * kTileQ + r + 128 * i] = tiles[j * kTileQ + r + 128 * i];
+    if constexpr (kStore == Store::Plain) prepass_fence_for_bulk_reads();
+  }
+}
 
 struct Setup {
   PrepassParams p{};
@@ -81,25 +150,36 @@ bool same_live(const Setup& s, const std::vector<uint8_t>& got, const std::vecto
   return true;
 }
 
-template <int kKb, PrepassStore kStore, PrepassMap kMap = PrepassMap::RowPerThread>
-bool variant(const Setup& s, int runs, const std::vector<uint8_t>& want, const char* name) {
-  auto k = decode_a_kernel<kKb, kStore, kMap>;
-  constexpr int kThreads = prepass_threads<kMap>();
+// Kernel k (kKb K blocks a block, `threads` a block) timed and its output checked; BlockPerThread
+// (live_only) is compared on the rows it writes.
+bool timed(const Setup& s, int runs, const std::vector<uint8_t>& want, const char* name,
+           void (*k)(PrepassParams), int kKb, int threads, bool live_only) {
   const size_t smem = size_t(kKb) * kFusedATile;
   NVFP4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  const unsigned blocks = static_cast<unsigned>(prepass_blocks<kKb>(s.p));
-  const auto launch = [&] { k<<<blocks, kThreads, smem>>>(s.p); };
+  const unsigned blocks = static_cast<unsigned>(s.p.l * s.p.tiles128 * ((s.p.nk + kKb - 1) / kKb));
+  const auto launch = [&] { k<<<blocks, threads, smem>>>(s.p); };
   NVFP4_CUDA_CHECK(cudaMemset(s.p.a16, 0xFF, s.out_bytes));  // poisoned
   launch();
   NVFP4_CUDA_CHECK(cudaGetLastError());
   NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> got(s.out_bytes);
   NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), s.p.a16, s.out_bytes, cudaMemcpyDeviceToHost));
-  const bool same = want.empty() || (kMap == PrepassMap::BlockPerThread ? same_live(s, got, want)
-                                                                         : std::memcmp(got.data(), want.data(), s.out_bytes) == 0);
+  const bool same = want.empty() || (live_only ? same_live(s, got, want)
+                                                : std::memcmp(got.data(), want.data(), s.out_bytes) == 0);
   const float us = median_us(s, runs, launch);
   std::printf(" | %s %6.2f us (%u blocks)%s", name, us, blocks, same ? "" : " MISMATCH");
   return same;
+}
+
+template <PrepassMap kMap>
+bool shipped(const Setup& s, int runs, const std::vector<uint8_t>& want, const char* name) {
+  return timed(s, runs, want, name, decode_a_kernel<kMap>, 1, prepass_threads<kMap>(),
+               kMap == PrepassMap::BlockPerThread);
+}
+
+template <int kKb, Store kStore>
+bool variant(const Setup& s, int runs, const std::vector<uint8_t>& want, const char* name) {
+  return timed(s, runs, want, name, row_variant_kernel<kKb, kStore>, kKb, 128, false);
 }
 
 bool shape(int64_t m, int64_t k, int runs, uint64_t seed) {
@@ -134,16 +214,16 @@ bool shape(int64_t m, int64_t k, int runs, uint64_t seed) {
               s.out_bytes / 1e6);
   bool ok = true;
   std::vector<uint8_t> want;
-  ok &= variant<1, PrepassStore::Plain>(s, runs, want, "1/plain");
+  ok &= shipped<PrepassMap::RowPerThread>(s, runs, want, "1/plain");
   want.resize(s.out_bytes);
   NVFP4_CUDA_CHECK(cudaMemcpy(want.data(), s.p.a16, s.out_bytes, cudaMemcpyDeviceToHost));
-  ok &= variant<1, PrepassStore::PlainNoFence>(s, runs, want, "1/nofence");
-  ok &= variant<1, PrepassStore::Bulk>(s, runs, want, "1/bulk");
-  ok &= variant<2, PrepassStore::Plain>(s, runs, want, "2/plain");
-  ok &= variant<2, PrepassStore::Bulk>(s, runs, want, "2/bulk");
-  ok &= variant<4, PrepassStore::Plain>(s, runs, want, "4/plain");
-  ok &= variant<4, PrepassStore::Bulk>(s, runs, want, "4/bulk");
-  ok &= variant<1, PrepassStore::Plain, PrepassMap::BlockPerThread>(s, runs, want, "1/block4");
+  ok &= variant<1, Store::PlainNoFence>(s, runs, want, "1/nofence");
+  ok &= variant<1, Store::Bulk>(s, runs, want, "1/bulk");
+  ok &= variant<2, Store::Plain>(s, runs, want, "2/plain");
+  ok &= variant<2, Store::Bulk>(s, runs, want, "2/bulk");
+  ok &= variant<4, Store::Plain>(s, runs, want, "4/plain");
+  ok &= variant<4, Store::Bulk>(s, runs, want, "4/bulk");
+  ok &= shipped<PrepassMap::BlockPerThread>(s, runs, want, "1/block4");
   const float peer = median_us(s, runs, [&] {
     dequantize_nvfp4(da, dsf, m * (k / 16), Dequant16::F16, s.f16, nullptr);
   });

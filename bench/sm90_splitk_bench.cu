@@ -7,11 +7,13 @@
 //   none     no reduction: every CTA stores its own accumulators (the output volume of S = 1)
 //   last     schedule.cuh's reduce_split_k as the kernels ran it until 55d827f: every split
 //            stores its partial, one atomic counts the arrivals, the last arriver reads all S
-//            partials in split order on its own SM and stores the tile (SplitKFence::EachSc)
-//   last-acqrel   the same with fence.acq_rel.gpu per thread (SplitKFence::EachAcqRel)
+//            partials in split order on its own SM and stores the tile (Fence::EachSc)
+//   last-acqrel   the same with fence.acq_rel.gpu per thread (Fence::EachAcqRel)
 //   last-one      the same with no per-thread fence: thread 0's atom.acq_rel.gpu after the
-//                 barrier (SplitKFence::OneAtomic)
+//                 barrier (Fence::OneAtomic: the kernels' reduce_split_k)
 //   last-one-own  last-one, the last arriver keeping its own partial in registers (no re-read)
+// The "last" forms are schedule.cuh's steps (store_partial, split_k_last, sum_partials) with
+// this bench's fences and own-partial sum around them.
 //   spin     every split stores its partial, counts its arrival and spins until all S have
 //            (needs every CTA resident at once), then sums 1/S of the tile from all S partials,
 //            in split order, and stores that slice
@@ -91,6 +93,75 @@ __device__ __forceinline__ int ld_acquire(const int* p) {
   return v;
 }
 
+// How a split's partial is published to the last arriver and acquired by it:
+//   EachSc:     every thread __threadfence()s (fence.sc.gpu) after its stores, and again before
+//               its reads once it knows it is in the last arriver; the arrival a relaxed atomicAdd;
+//   EachAcqRel: the same with fence.acq_rel.gpu;
+//   OneAtomic:  no per-thread fence: thread 0's atom.acq_rel.gpu (schedule.cuh, ArriveAcqRel).
+enum class Fence { EachSc, EachAcqRel, OneAtomic };
+
+template <Fence kF>
+__device__ __forceinline__ void fence_each() {
+  if constexpr (kF == Fence::EachSc) __threadfence();
+  if constexpr (kF == Fence::EachAcqRel) asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+}
+
+struct ArriveRelaxed {
+  __device__ __forceinline__ int operator()(int* counter) const { return atomicAdd(counter, 1); }
+};
+
+// The last arriver's sum keeping its own partial in registers: the splits before it summed in a
+// second set of registers (chunks of at most 64 floats), then added to it - the same additions
+// in the same order as sum_partials (a + b == b + a exactly), so the same bits.
+template <int R, class Acc>
+__device__ __forceinline__ void sum_keeping_own(Acc& acc, const float* tile_ws, int split, int splits, int ct) {
+  constexpr int kQ = R / 4;
+  constexpr size_t kSplitQ = kConsumerThreads * R / 4;  // float4s per partial
+  const float4* src = reinterpret_cast<const float4*>(tile_ws) + ct;
+  if (split > 0) {
+    constexpr int kC = kQ > 16 ? 16 : kQ;  // float4s per chunk
+    static_assert(kQ % kC == 0, "whole chunks");
+#pragma unroll
+    for (int c0 = 0; c0 < kQ; c0 += kC) {
+      float4 t[kC];
+#pragma unroll
+      for (int q = 0; q < kC; ++q) t[q] = __ldcg(src + (c0 + q) * kConsumerThreads);
+      auto ta = [&](int i) -> float& { return reinterpret_cast<float*>(t)[i]; };
+      for (int s = 1; s < split; ++s)
+        add_partial<kC>(ta, src + static_cast<size_t>(s) * kSplitQ + c0 * kConsumerThreads);
+#pragma unroll
+      for (int q = 0; q < kC; ++q) {
+        const int i = 4 * (c0 + q);
+        acc(i) = t[q].x + acc(i);
+        acc(i + 1) = t[q].y + acc(i + 1);
+        acc(i + 2) = t[q].z + acc(i + 2);
+        acc(i + 3) = t[q].w + acc(i + 3);
+      }
+    }
+  }
+  for (int s = split + 1; s < splits; ++s) add_partial<kQ>(acc, src + static_cast<size_t>(s) * kSplitQ);
+}
+
+// reduce_split_k (fused kernel's broadcast, no grid wait) with fence kF; kReread: the last
+// arriver re-reads its own partial (the kernels' form), else sum_keeping_own.
+template <int R, Fence kF, bool kReread, class Acc>
+__device__ __forceinline__ bool reduce_variant(Acc&& acc, float* tile_ws, int split, int splits, int* counter,
+                                               int ct) {
+  store_partial<R>(acc, tile_ws, split, ct);
+  fence_each<kF>();
+  ptx::named_bar_sync(1, kConsumerThreads);
+  bool last;
+  if constexpr (kF == Fence::OneAtomic)
+    last = split_k_last<false, SplitKBroadcast::BarrierOr>(counter, nullptr, splits, ct);
+  else
+    last = split_k_last<false, SplitKBroadcast::BarrierOr>(counter, nullptr, splits, ct, ArriveRelaxed{});
+  if (!last) return false;
+  fence_each<kF>();
+  if constexpr (kReread) sum_partials<R>(acc, tile_ws, splits, ct);
+  else sum_keeping_own<R>(acc, tile_ws, split, splits, ct);
+  return true;
+}
+
 // out: [tiles][kQ * 256] float4 in fragment order (q * 256 + ct), as the partials.
 template <int R, int P>
 __global__ void __launch_bounds__(256, 1) bench_kernel(float* ws, int* counters, float* out, long long* cyc, int S) {
@@ -128,10 +199,8 @@ __global__ void __launch_bounds__(256, 1) bench_kernel(float* ws, int* counters,
       __stcg(mine + q * 256 + ct, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
   } else if constexpr (is_last(P)) {
     auto a = [&](int i) -> float& { return acc[i]; };
-    constexpr SplitKFence kF = P == kLast ? SplitKFence::EachSc
-                               : P == kLastAcqRel ? SplitKFence::EachAcqRel : SplitKFence::OneAtomic;
-    if (reduce_split_k<R, false, SplitKBroadcast::BarrierOr, kF, P != kLastOneOwn>(a, tws, rank, S, counters + tile,
-                                                                                    nullptr, ct)) {
+    constexpr Fence kF = P == kLast ? Fence::EachSc : P == kLastAcqRel ? Fence::EachAcqRel : Fence::OneAtomic;
+    if (reduce_variant<R, kF, P != kLastOneOwn>(a, tws, rank, S, counters + tile, ct)) {
 #pragma unroll
       for (int q = 0; q < kQ; ++q)
         __stcg(o + q * 256 + ct, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));

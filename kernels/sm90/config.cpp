@@ -9,15 +9,9 @@
 #include <vector>
 
 #include "kernels/sm90/stream_k.hpp"
+#include "src/core/arith.hpp"
 
 namespace nvfp4::sm90 {
-namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
-}  // namespace
-
 bool fused_tile_built(int m_tile) {
   return m_tile == 16 || m_tile == 32 || m_tile == 64 || m_tile == 128 || m_tile == 256;
 }
@@ -36,9 +30,7 @@ FusedLayout fused_layout(const Shape& s, const FusedConfig& c) {
   w.tiles = static_cast<int>(s.l * w.tiles_m * w.tiles_n);
   w.a16 = size_t(s.l) * size_t(w.tiles128) * size_t(s.k / kGranuleK) * kFusedATile;
   const int nq = static_cast<int>(ceil_div(s.k / kGranuleK, kFusedBStageKb));
-  // weighted ranges at one CTA per SM only (fused_kernel.cuh, UnitWalk)
-  w.fix = c.workers > 0 && c.per_sm == 1 ? stream_k_fix_cap(w.tiles, nq, c.workers, c.fix) : 0;
-  w.slots = c.workers > 0 ? stream_k_slots(w.tiles, nq, c.workers, w.fix) : c.split;
+  w.slots = c.workers > 0 ? stream_k_slots(w.tiles, nq, c.workers) : c.split;
   if (w.slots <= 1) w.slots = 0;
   w.partial = size_t(w.tiles) * size_t(w.slots) * size_t(kFusedRowsN) * size_t(c.m_tile) * 4;
   w.counters = w.slots > 0 ? size_t(w.tiles) * 4 : 0;
@@ -78,10 +70,8 @@ Config normalize(const Shape& s, Config c) {
   const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
   if (c.path != Path::TwoPhase && c.fused.workers > 0) {
     c.fused.split = 1;  // stream-K: the workers share K
-    c.fused.fix = fused_layout(s, c.fused).fix;
     return c;
   }
-  if (c.path != Path::TwoPhase) c.fused.fix = 0;  // split-K has no ranges to weigh
   int& split = c.path == Path::TwoPhase ? c.two_phase.split : c.fused.split;
   split = static_cast<int>(std::clamp<int64_t>(split, 1, std::min<int64_t>(nk, kMaxSplit)));
   split = static_cast<int>(ceil_div(nk, ceil_div(nk, split)));
@@ -99,9 +89,8 @@ std::string describe(const Config& c) {
     return fmt::format("two-phase {}x{} split {} group {}", c.two_phase.bm, c.two_phase.bn,
                        c.two_phase.split, c.two_phase.group);
   const std::string per_sm = c.fused.per_sm != 1 ? fmt::format(" per-sm {}", c.fused.per_sm) : "";
-  const std::string fix = c.fused.fix > 0 ? fmt::format(" fix {}", c.fused.fix) : "";
   if (c.fused.workers > 0)
-    return fmt::format("fused {}x{} stream-k {}{}{}", c.fused.m_tile, kFusedRowsN, c.fused.workers, fix, per_sm);
+    return fmt::format("fused {}x{} stream-k {}{}", c.fused.m_tile, kFusedRowsN, c.fused.workers, per_sm);
   return fmt::format("fused {}x{} split {}{}", c.fused.m_tile, kFusedRowsN, c.fused.split, per_sm);
 }
 
@@ -127,18 +116,16 @@ std::string parse_config(const std::string& text, Config* out) {
   static const char* kForms =
       "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' (either optionally followed by 'per-sm 2') "
       "or 'two-phase BMxBN split S group G' (e.g. 'fused 128x128 split 2', 'fused 128x128 stream-k 132', "
-      "'fused 16x128 stream-k 264 per-sm 2', 'two-phase 128x144 split 1 group 16'; stream-k W may be "
-      "followed by 'fix F', weighted ranges, which only bench/sm90_stamps and the tests run)";
+      "'fused 16x128 stream-k 264 per-sm 2', 'two-phase 128x144 split 1 group 16')";
   std::istringstream in(text);
   std::vector<std::string> w;
   for (std::string t; in >> t;) w.push_back(t);
   Config c;
   int rows = 0, cols = 0;
-  // optional words after 'stream-k W' or 'split S': 'fix F' (stream-K only), then 'per-sm 2'
-  const bool has_fix = w.size() >= 6 && w[2] == "stream-k" && w[4] == "fix";
-  const size_t per_at = has_fix ? 6 : 4;
-  if ((w.size() == per_at || (w.size() == per_at + 2 && w[per_at] == "per-sm")) && w.size() >= 4 &&
-      w[0] == "fused" && (w[2] == "split" || w[2] == "stream-k")) {
+  // optional words after 'stream-k W' or 'split S': 'per-sm 2'
+  constexpr size_t per_at = 4;
+  if ((w.size() == per_at || (w.size() == per_at + 2 && w[per_at] == "per-sm")) && w[0] == "fused" &&
+      (w[2] == "split" || w[2] == "stream-k")) {
     if (!parse_tile(w[1], &rows, &cols)) return fmt::format("tile '{}' is not ROWSxCOLS", w[1]);
     if (cols != kFusedRowsN)
       return fmt::format("the fused path's tile is MTx{}, got {}", kFusedRowsN, w[1]);
@@ -146,8 +133,6 @@ std::string parse_config(const std::string& text, Config* out) {
       return fmt::format("split '{}' is not a positive count", w[3]);
     if (w[2] == "stream-k" && !parse_count(w[3], &c.fused.workers))
       return fmt::format("stream-k workers '{}' is not a positive count", w[3]);
-    if (has_fix && !parse_count(w[5], &c.fused.fix))
-      return fmt::format("fix '{}' is not a positive count (equal shares are spelt without 'fix')", w[5]);
     if (w.size() == per_at + 2 && (!parse_count(w[per_at + 1], &c.fused.per_sm) || c.fused.per_sm != 2))
       return fmt::format("per-sm '{}' is not 2 (one CTA per SM is spelt without 'per-sm')", w[per_at + 1]);
     c.path = Path::Fused;

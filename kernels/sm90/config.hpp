@@ -25,15 +25,12 @@ enum class Path { Auto, Fused, TwoPhase };
 // workers > 0, stream-K (stream_k.hpp): that many CTAs each take an equal share of all tiles'
 // K, a tile's pieces reduced the same way (split is then 1). per_sm: CTAs per SM, 1 or (M tile
 // 16 only) 2 - twice the consumer warps per SM, each CTA with half the shared memory and
-// registers; stream-K then has per_sm x SMs workers. fix (stream-K only, `fix F`): the ranges
-// weigh each piece's fixed cost as F quads of K (stream_k.hpp); 0, equal shares, is what the
-// chooser takes; normalize() keeps F where no worker is left without K, and 0 at per-sm 2.
+// registers; stream-K then has per_sm x SMs workers.
 struct FusedConfig {
   int m_tile = 128;
   int split = 1;
   int workers = 0;
   int per_sm = 1;
-  int fix = 0;
 };
 
 // The two-phase path (two_phase.cu): A and B decoded once to fp16, then the fp16 mainloop with
@@ -82,7 +79,6 @@ bool mainloop_tile_built(int bm, int bn);  // 128 x 16..256 in steps of 16, or 2
 struct FusedLayout {
   int tiles128 = 0, tiles_m = 0, tiles_n = 0, tiles = 0;
   int slots = 0;  // FP32 partials per tile: the split, or stream-K's most pieces of a tile; 0 if none
-  int fix = 0;    // stream-K's weight the kernel uses: c.fix capped (stream_k_fix_cap), 0 at per-sm 2
   size_t a16 = 0, partial = 0, counters = 0, total = 0;
 };
 FusedLayout fused_layout(const Shape& s, const FusedConfig& c);

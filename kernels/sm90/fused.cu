@@ -11,14 +11,13 @@
 #include "kernels/sm90/fused_kernel.cuh"
 #include "kernels/sm90/launch.hpp"
 #include "kernels/sm90/prepass.cuh"
+#include "src/core/arith.hpp"
 #include "src/core/error.hpp"
 #include "src/device/cuda_check.hpp"
 #include "src/device/tensor_map.hpp"
 
 namespace nvfp4::sm90 {
 namespace {
-
-size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 // B's rows as [L, N, row_bytes] bytes (its packed values or its scales), read in boxes of
 // kFusedRowsN rows x box_bytes; out-of-bounds reads zero.
@@ -39,16 +38,14 @@ CUtensorMap b_rows_map(const void* base, const Shape& s, int64_t row_bytes, uint
 }
 
 void launch_prepass(const PrepassParams& p, cudaStream_t stream) {
-  constexpr int kKb = kPrepassKb;
-  constexpr size_t kSmem = size_t(kKb) * kFusedATile;
-  static_assert(kSmem <= 48 * 1024, "the prepass's tiles fit the default shared memory");
-  const auto blocks = static_cast<unsigned>(prepass_blocks<kKb>(p));
+  constexpr size_t kSmem = kFusedATile;
+  static_assert(kSmem <= 48 * 1024, "the prepass's tile fits the default shared memory");
+  const auto blocks = static_cast<unsigned>(prepass_blocks(p));
   if (prepass_map(p) == PrepassMap::BlockPerThread)
-    decode_a_kernel<kKb, kPrepassStore, PrepassMap::BlockPerThread>
+    decode_a_kernel<PrepassMap::BlockPerThread>
         <<<blocks, prepass_threads<PrepassMap::BlockPerThread>(), kSmem, stream>>>(p);
   else
-    decode_a_kernel<kKb, kPrepassStore, PrepassMap::RowPerThread>
-        <<<blocks, prepass_threads<PrepassMap::RowPerThread>(), kSmem, stream>>>(p);
+    decode_a_kernel<PrepassMap::RowPerThread><<<blocks, prepass_threads<PrepassMap::RowPerThread>(), kSmem, stream>>>(p);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -111,7 +108,6 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   p.nq = static_cast<int>((p.nk + kFusedBStageKb - 1) / kFusedBStageKb);
   p.workers = c.workers;
   p.wq = int64_t(w.tiles) * p.nq;
-  p.fix = w.fix;  // as fused_layout sized the slots
   if (c.workers > 0 && p.wq < c.workers)
     throw usage_error(fmt::format("sm90: stream-k {} needs at least as many K quads as workers ({} here)",
                                   c.workers, p.wq));
@@ -156,8 +152,7 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
     if (grid > dev.fused_stamps.ctas)
       throw usage_error(fmt::format("sm90: the stamps have room for {} CTAs, this launch has {}",
                                     dev.fused_stamps.ctas, grid));
-    p.stamps = dev.fused_stamps.words;
-    p.stamp_units = dev.fused_stamps.units_per_cta;
+    p.stamps = TimeLine{dev.fused_stamps.words, dev.fused_stamps.units_per_cta};
     dev.fused_stamps.grid = grid;
   }
   switch (c.m_tile) {

@@ -10,7 +10,7 @@
 // CTA: 384 threads = 3 warpgroups, one CTA per SM (or two at M tile 16: Cfg's OCC), persistent over work units (batch, M tile,
 // 128-row N tile, K split), the grouped raster of schedule.cuh with bands of 8 M tiles - or, with
 // stream-K (stream_k.hpp), one CTA per worker over its equal share of all tiles' K, cut at tile
-// boundaries into pieces reduced like K splits (UnitWalk below). Two rings
+// boundaries into pieces reduced like K splits (UnitWalk, schedule.cuh). Two rings
 // in shared memory, each with full/empty mbarriers:
 //   * the A ring, one 64-wide K block per stage: warp 0 lane 0 bulk-copies the block's fp16 A
 //     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait);
@@ -24,8 +24,8 @@
 //     with ordinary loads, so a refill waits for the empty barrier and then a proxy fence before
 //     its TMA. B does not depend on the prepass: warp 1 never waits for it.
 //     Rows of 128 bytes instead of one K block's 32 (and 16 scale bytes instead of 4) are what
-//     the change from one ring of K blocks was for: a model test that fed no B at all ran
-//     20-27 % faster, TMA for the 32-byte rows alone no faster (docs/kernels.md);
+//     the change from one ring of K blocks was for: B's many small row pieces were the cost, not
+//     the producer's instructions (docs/kernels.md, the fused path, why two rings);
 //   warpgroup 0 runs setmaxnreg 56 (40 spilled the plain scale copy), warps 2 and 3 have nothing
 //   to do;
 //   * warpgroups 1, 2 are consumers (setmaxnreg 224), each owning 64 B rows (C columns). Per K
@@ -54,10 +54,10 @@
 
 #include "kernels/sm90/config.hpp"
 #include "kernels/sm90/decode.hpp"
+#include "kernels/sm90/descriptors.hpp"
 #include "kernels/sm90/ptx.cuh"
 #include "kernels/sm90/schedule.cuh"
-#include "kernels/sm90/stamps.hpp"
-#include "kernels/sm90/stream_k.hpp"
+#include "kernels/sm90/stamps.cuh"
 #include "kernels/sm90/wgmma.hpp"
 
 namespace nvfp4::sm90::fused {
@@ -82,23 +82,8 @@ struct Params {
   int64_t wq;          // stream-K: quads of all tiles, l * tiles_m * tiles_n * nq
   int tma_store;       // 1: C through shared memory and TMA stores (N % 8 == 0, C 16-byte aligned)
   int scale_tma;       // 1: scales by TMA (tmS); 0: sfb or K / 16 not 16-byte aligned, plain loads
-  uint64_t* stamps;    // null, or the time line's record (stamps.hpp; DeviceState::fused_stamps)
-  int stamp_units;     // units recorded per CTA there
-  int fix;             // stream-K: a piece's fixed cost in quads (weighted ranges; 0: equal shares)
+  TimeLine stamps;     // the time line (stamps.cuh; DeviceState::fused_stamps): off where null
 };
-
-// The time line (stamps.hpp): one thread per CTA writes `word` of its header (unit < 0) or of
-// its unit `unit`'s record; nothing where p.stamps is null or the unit is past the room.
-__device__ __forceinline__ void stamp(const Params& p, int unit, int word, uint64_t v) {
-  if (p.stamps == nullptr || unit >= p.stamp_units) return;
-  p.stamps[StampLayout::at(blockIdx.x, unit, p.stamp_units) + word] = v;
-}
-
-__device__ __forceinline__ uint64_t globaltimer() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // kFusedRowsN (B rows per tile, 64 per consumer warpgroup), kFusedGroup, kFusedATile,
 // kFusedBStageKb: config.hpp
@@ -146,37 +131,6 @@ struct Cfg {
   static_assert(2 * (kAStages + kBStages) * 8 <= kBarBytes, "barrier space");
 };
 
-// A CTA's walk over its work: split-K units u = blockIdx.x, += gridDim.x, or its stream-K range
-// cut at tile boundaries. All three roles (A producer, B producer, consumers) walk the same.
-// kWeighted: the ranges may be weighted (p.fix); at two CTAs per SM they are not (its 80
-// registers spill the walk's arithmetic), and fix is then the constant 0 (fused_layout agrees).
-template <bool kWeighted>
-struct UnitWalk {
-  int64_t pos, end;  // split-K: the next unit and p.units; stream-K: the next quad and the range's end
-  // read from the parameters where used, not held in a register across the K loop
-  static __device__ __forceinline__ int fix(const Params& p) { return kWeighted ? p.fix : 0; }
-  __device__ __forceinline__ explicit UnitWalk(const Params& p) {
-    pos = p.workers > 0 ? stream_k_start(blockIdx.x, p.wq, p.workers, p.nq, fix(p)) : int64_t(blockIdx.x);
-    end = p.workers > 0 ? stream_k_start(blockIdx.x + 1, p.wq, p.workers, p.nq, fix(p)) : int64_t(p.units);
-  }
-  __device__ __forceinline__ bool next(const Params& p, WorkUnit& x) {
-    if (pos >= end) return false;
-    if (p.workers == 0) {
-      x = work_unit(static_cast<int>(pos), p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
-      pos += gridDim.x;
-      return true;
-    }
-    const StreamKSegment g = stream_k_segment(pos, end, blockIdx.x, p.wq, p.workers, p.nq, fix(p));
-    x = tile_unit(static_cast<int>(g.tile), p.tiles_m, p.tiles_n, kFusedGroup);
-    x.split = g.seg;
-    x.splits = g.nseg;
-    x.kb0 = g.q0 * kFusedBStageKb;
-    x.kb1 = min(p.nk, g.q1 * kFusedBStageKb);
-    pos += g.q1 - g.q0;
-    return true;
-  }
-};
-
 template <int MT, int OCC>
 __global__ void __launch_bounds__(kThreads, OCC)
     fused_kernel(const __grid_constant__ CUtensorMap tmC, const __grid_constant__ CUtensorMap tmB,
@@ -210,13 +164,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
   }
   // The entry stamp comes before the barrier, so the A producer's stamp after it is never
   // earlier (a CTA that starts after the prepass is done sees A at once).
-  if (threadIdx.x == 128 && p.stamps != nullptr) {
-    uint32_t sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    stamp(p, -1, StampLayout::kEntryNs, globaltimer());
-    stamp(p, -1, StampLayout::kEntryClk, clock64());
-    stamp(p, -1, StampLayout::kSm, sm);
-  }
+  if (threadIdx.x == 128) p.stamps.cta_start();
   __syncthreads();
 
   if (wg == 0) {
@@ -226,10 +174,10 @@ __global__ void __launch_bounds__(kThreads, OCC)
     if (warp == 0 && lane == 0) {
       // A ring: one K block per stage, from the prepass's tiles.
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
-      stamp(p, -1, StampLayout::kAReadyClk, clock64());
+      p.stamps.a_ready();
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      UnitWalk<OCC == 1> walk(p);
+      UnitWalk walk(p);
       for (WorkUnit x; walk.next(p, x);) {
         // The unit's first K block of its first prepass tile (MT >= 128: MT / 128 tiles, nk
         // blocks apart; below 128 a row slice of one tile), then one tile block per K block.
@@ -264,7 +212,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
       }
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      UnitWalk<OCC == 1> walk(p);
+      UnitWalk walk(p);
       for (WorkUnit x; walk.next(p, x);) {
         const int n0 = x.tn * kFusedRowsN;
         for (int kb = x.kb0; kb < x.kb1; kb += kFusedBStageKb) {
@@ -273,8 +221,8 @@ __global__ void __launch_bounds__(kThreads, OCC)
             // The consumers read the stage with ordinary loads (generic proxy), the TMA below
             // writes it through the async proxy: the empty barrier alone does not order the two.
             // Without this fence the box's first rows were now and then overwritten before the
-            // last reads of the previous fill - one in six calls at 4096x8192x8192 split 16, wrong
-            // B rows 0-15 of one tile (docs/kernels.md, history).
+            // last reads of the previous fill: wrong B rows in a few calls of many short split-K
+            // units (docs/kernels.md, history, raw-B proxy fence).
             ptx::fence_proxy_async_smem();
           }
           const uint32_t fb = fullB + stage * 8, ss = sS + stage * C::kSBytes;
@@ -363,27 +311,26 @@ __global__ void __launch_bounds__(kThreads, OCC)
       }
     };
 
-    // The time line: thread ct 0 records unit `rec` (stamps.hpp; -1: not this thread).
+    // The time line: thread ct 0 records unit `rec` (stamps.cuh); the others hold INT32_MAX, past
+    // any room, and record nothing.
     int rec = ct == 0 ? -1 : INT32_MAX;
-    UnitWalk<OCC == 1> walk(p);
+    UnitWalk walk(p);
     for (WorkUnit x; walk.next(p, x);) {
       if (ct == 0) ++rec;
       const int nkb = x.kb1 - x.kb0;
-      stamp(p, rec, StampLayout::kBeginClk, clock64());
-      stamp(p, rec, StampLayout::kOrder, uint64_t(x.order));
-      stamp(p, rec, StampLayout::kBlocks, uint64_t(uint32_t(x.kb0)) | (uint64_t(uint32_t(x.kb1)) << 32));
+      p.stamps.unit_begin(rec, x);
       sofs = rloc * C::kSRow + c4 + (p.scale_tma ? fused_scale_in_box(x.kb0) : 0);
 #pragma unroll
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
       decode(std::integral_constant<int, 0>{}, 0, nkb, fr[0]);
-      stamp(p, rec, StampLayout::kFirstClk, clock64());
+      p.stamps.unit_first_block(rec);
       // K block i: wait for its A stage, issue its wgmmas (set i % 3), decode block i+1 into the
       // next set (last read by block i-2, retired one step ago) while blocks i-1 and i run, then
       // wait_group 1 retires block i-1 and its A stage goes back to the producer.
       auto step = [&](auto jc, int i, uint32_t(&f)[4][4], uint32_t(&fn)[4][4]) {
         constexpr int J = decltype(jc)::value;  // i % 4
         ptx::mbar_wait(fullA + astage * 8, aphase);
-        const uint64_t d0 = ptx::make_desc_sw128(sA + astage * C::kABytes);
+        const uint64_t d0 = make_kmajor_sw128_desc(sA + astage * C::kABytes).pack();
         if (++astage == SA) {
           astage = 0;
           aphase ^= 1u;
@@ -391,7 +338,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
         ptx::fence_regs(f);
         ptx::wgmma_fence();
 #pragma unroll
-        for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[s], d0 + 2u * s);  // +32 bytes per k16
+        for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[s], d0 + wgmma_desc_advance(32 * s));  // k16 steps
         ptx::wgmma_commit();
         if (i + 1 < nkb) decode(std::integral_constant<int, (J + 1) % 4>{}, i + 1, nkb, fn);
         ptx::wgmma_wait<1>();
@@ -409,8 +356,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
       ptx::wgmma_wait<0>();
       ptx::fence_regs(acc);
       release_a();  // the last block
-      stamp(p, rec, StampLayout::kLoopClk, clock64());
-      const uint64_t split_word = uint64_t(uint32_t(x.split)) | (uint64_t(uint32_t(x.splits)) << 32);
+      p.stamps.unit_loop_done(rec);
 
       // ---- split-K: the last split of the tile sums all partials in split order ----
       if (x.splits > 1) {
@@ -418,15 +364,11 @@ __global__ void __launch_bounds__(kThreads, OCC)
         auto a = [&](int i) -> float& { return acc[i]; };
         if (!reduce_split_k<MT / 2, true, SplitKBroadcast::BarrierOr>(a, ws_tile, x.split, x.splits,
                                                                     p.counters + x.order, nullptr, ct)) {
-          const uint64_t t = clock64();
-          stamp(p, rec, StampLayout::kReducedClk, t);
-          stamp(p, rec, StampLayout::kEndClk_, t);
-          stamp(p, rec, StampLayout::kSplit, split_word);
+          p.stamps.unit_handed_over(rec, x);
           continue;  // counters zeroed by the prepass: touched after griddepcontrol.wait
         }
       }
-      stamp(p, rec, StampLayout::kReducedClk, clock64());
-      stamp(p, rec, StampLayout::kSplit, split_word | (uint64_t(1) << 63));
+      p.stamps.unit_reduced(rec, x);
 
       // ---- epilogue: accumulator (j, hh, e) = C^T (B row rloc + 8hh, A row 8j + 2*c4 + e) ----
       const int i0 = x.tm * MT;                     // first C row of the tile
@@ -461,7 +403,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
           }
           ++ebox;
         }
-        stamp(p, rec, StampLayout::kEndClk_, clock64());
+        p.stamps.unit_end(rec);
         continue;
       }
       // masked stores (N % 8 != 0): one fp16 per accumulator
@@ -476,13 +418,9 @@ __global__ void __launch_bounds__(kThreads, OCC)
               p.c[(static_cast<size_t>(x.batch) * p.m + row) * static_cast<size_t>(p.n) + col] =
                   __float2half_rn(acc[4 * j + 2 * hh + e] * kAccUnscale);
           }
-      stamp(p, rec, StampLayout::kEndClk_, clock64());
+      p.stamps.unit_end(rec);
     }
-    if (ct == 0 && p.stamps != nullptr) {
-      stamp(p, -1, StampLayout::kEndNs, globaltimer());
-      stamp(p, -1, StampLayout::kEndClk, clock64());
-      stamp(p, -1, StampLayout::kUnits, uint64_t(rec + 1));
-    }
+    if (ct == 0) p.stamps.cta_end(rec + 1);
     if (tid == 0) ptx::bulk_wait<0>();  // staged C stores complete before the CTA's smem goes away
   }
 #else

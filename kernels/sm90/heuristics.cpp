@@ -5,6 +5,8 @@
 #include "kernels/sm90/heuristics.hpp"
 
 #include "kernels/sm90/stream_k.hpp"
+#include "src/core/arith.hpp"
+#include "src/core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -16,48 +18,40 @@
 namespace nvfp4::sm90 {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 constexpr int kFusedTiles[] = {256, 128, 64, 32, 16};
 constexpr int kFusedSplits[] = {1, 2, 3, 4, 5, 6, 8, 12, 16};
 constexpr int kMainloopSplits[] = {1, 2, 3, 4, 6, 8};
 
-std::string join(const std::vector<int>& v) {
-  std::string out;
-  for (int x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
-  return out;
-}
-
 }  // namespace
 
-// Fused path, 132 SMs: a CTA spends per 64-wide K block of its unit 0.390 / 0.397 / 0.404 /
-// 0.493 / 0.658 us for M tiles 16 / 32 / 64 / 128 / 256 (32 interpolated: not measured); per
-// round of units (persistent CTAs: rounds = ceil(units / SMs)) 1.52 us of fill and epilogue,
-// with split-K 1.57 us + 2.78 us per 128 rows of M tile more (its FP32 partial written), and the
-// last split of a tile reads all partials (0.35 us per split per 128 rows, per round of tiles);
-// the A prepass costs 1.32 us per million elements of A, and 5.25 us per call.
+// The models' terms (their coefficients, microseconds per count, are kShipped's alone):
+//
+// Fused path: the busiest CTA's 64-wide K blocks at its M tile's rate (k_blocks_tile*; the 32
+// tile's rate is interpolated, no timing exercises it); per round of units (persistent CTAs:
+// rounds = ceil(units / SMs)) a fill and epilogue (unit_rounds), with split-K its FP32 partial
+// written (split_unit_rounds, and per 128 rows of M tile split_unit_rounds_x_rows), and the last
+// split of each tile reading all partials (partial_reads_x_rows, per round of tiles); the A
+// prepass per million elements of A and per call.
 //
 // Stream-K has no rounds: every worker runs at once, and the call lasts as long as the busiest
 // worker - its K blocks at the same rate per block, and per piece (a tile's share it computes)
 // the fill, epilogue and partial write of a split-K unit - plus the last arrivers' reads of
-// their tiles' pieces. These are the split-K terms, not fitted again: against 32 pairs of
-// (split-K pick, stream-K) timed side by side on one H200 (tests/fixtures/sm90-fit/streamk.json)
-// the lower estimate is the faster of the pair on 31 and 1.6 % slower on the last.
+// their tiles' pieces. These are the split-K terms, not fitted again; checked against (split-K
+// pick, stream-K) pairs timed side by side (tests/fixtures/sm90-fit/streamk.json; the outcome is
+// in docs/kernels.md, stream-K).
 //
 // Two CTAs per SM (M tile 16, `per-sm 2`): each CTA's K block costs kTwoPerSmBlock times one
-// CTA's alone (two together run 2 / 1.72 = 1.16x the blocks a lone CTA does), rounds are of
-// twice the SM count, and a call costs kTwoPerSmCallUs more (its shallower B ring). Measured, not
-// fitted: stream-K over 264 against 132 workers on four M = 16 shapes with 10240-57344 rows of B
-// (bench/results/h200/2026-12-02-sm90-two-per-sm/README.md).
+// CTA's alone, rounds are of twice the SM count, and a call costs kTwoPerSmCallUs more (its
+// shallower B ring). Measured, not fitted: stream-K over twice the SM count against once on
+// M = 16 shapes (docs/kernels.md, two CTAs per SM).
 //
-// The fp16 mainloop, 132 SMs: persistent waves = ceil(units / SMs), each of (k-blocks per unit)
-// x (0.101 + 0.246 w) us, w = BN / 128 (2 for 256x128, +0.012 us per k-block), plus 1.38 w us of
-// fill and epilogue per wave; split-K adds per wave 4.38 us + 0.613 s w us (FP32 partials
-// written and read back by the last split). The wider the tile, the more of each k-block's fixed
-// cost it amortises; the narrower, the more evenly the tiles fill the SMs (N = 576: four
-// 144-wide tiles make 128 units at M = 4096). The two-phase path adds the decode pass (both
-// operands, 0.669 us per million elements, 9.07 us per call with the launches), fitted together
-// with the mainloop.
+// The fp16 mainloop: persistent waves = ceil(units / SMs), each of (K blocks per unit) x (a rate
+// per block, one per block and BN / 128, and one more for 256x128), plus a fill and epilogue per
+// wave and BN / 128; split-K adds per wave a fixed cost and one per split and BN / 128 (FP32
+// partials written and read back by the last split). The wider the tile, the more of each K
+// block's fixed cost it amortises; the narrower, the more evenly the tiles fill the SMs (N = 576:
+// four 144-wide tiles make 128 units at M = 4096). The two-phase path adds the decode pass (both
+// operands: per million elements and per call), fitted together with the mainloop.
 namespace {
 
 // The terms, in the order of the coefficients below (one name each, as the fitter prints it).
@@ -132,14 +126,13 @@ FusedTerms fused_terms(const Shape& s, const FusedConfig& c, int sms) {
   if (c.workers > 0) {
     const int nq = static_cast<int>(ceil_div(nk, kFusedBStageKb));
     const int64_t quads = int64_t(w.tiles) * nq;
-    const int fix = w.fix;
     int most_pieces = 0;
     for (int g = 0; g < c.workers; ++g) {
-      const int64_t end = stream_k_start(g + 1, quads, c.workers, nq, fix);
+      const int64_t end = stream_k_start(g + 1, quads, c.workers);
       int64_t mine = 0;
       int pieces = 0;
-      for (int64_t pos = stream_k_start(g, quads, c.workers, nq, fix); pos < end;) {
-        const StreamKSegment seg = stream_k_segment(pos, end, g, quads, c.workers, nq, fix);
+      for (int64_t pos = stream_k_start(g, quads, c.workers); pos < end;) {
+        const StreamKSegment seg = stream_k_segment(pos, end, g, quads, c.workers, nq);
         mine += std::min(nk, seg.q1 * kFusedBStageKb) - seg.q0 * kFusedBStageKb;
         ++pieces;
         pos += seg.q1 - seg.q0;
@@ -249,7 +242,7 @@ std::vector<FusedConfig> fused_candidates(const Shape& s, int sms) {
 
 // The mainloop's tiles 128x256, 256x128, 128x128, then 128 x the other N steps; splits 1-4, 6, 8
 // keeping >= 512 of K per split; 16 tile-rows per scheduler group when there are that many
-// (measured 1-2.5 % faster than 8 at 4096^3 / 8192^3).
+// (measured faster than 8 on large shapes: docs/kernels.md, the two-phase path).
 std::vector<TwoPhaseConfig> two_phase_candidates(const Shape& sh) {
   std::vector<std::pair<int, int>> tiles{{128, 256}, {256, 128}, {128, 128}};
   for (int bn = 16; bn <= 240; bn += 16)
@@ -364,10 +357,6 @@ std::string configuration_error(const Shape& s, Path path, const Config& c, int 
   const std::string at = fmt::format("{}x{}x{}", s.m, s.n, s.k);
   std::vector<int> tiles, splits;
   if (c.path == Path::Fused) {
-    if (c.fused.fix > 0)
-      return fmt::format("stream-k's 'fix {}' (weighted ranges) is not weighed by the chooser: bench/sm90_stamps "
-                         "and the GPU tests run it",
-                         c.fused.fix);
     if (!fused_tile_built(c.fused.m_tile))
       return fmt::format("fused M tile {} is not built (16, 32, 64, 128, 256)", c.fused.m_tile);
     if (!fused_per_sm_built(c.fused.m_tile, c.fused.per_sm))

@@ -1,7 +1,7 @@
-// The sm90 kernel's launchers (host side, CUDA): the fused path (fused.cu), the two-phase path
-// and its fp16 mainloop (two_phase.cu, mainloop.cu), and the per-device state they need. The
-// Gemm objects (sm90.cu) and the GPU tests call them; the heuristics that pick a Config are in
-// heuristics.hpp.
+// The sm90 kernel's launchers (host side, CUDA): launch() and the per-device state it keeps
+// (launch.cpp), the fused path (fused.cu), the two-phase path and its fp16 mainloop
+// (two_phase.cu, mainloop.cu). The Gemm objects (sm90.cu) and the GPU tests call them; the
+// heuristics that pick a Config are in heuristics.hpp.
 #pragma once
 
 #include <cuda.h>
@@ -16,6 +16,7 @@
 
 #include "kernels/sm90/config.hpp"
 #include "kernels/sm90/launch_graphs.hpp"
+#include "src/device/graph.hpp"
 #include "src/device/map_cache.hpp"
 #include "src/device/device_info.hpp"
 #include "src/gemm/gemm.hpp"
@@ -27,21 +28,6 @@ Availability availability(const DeviceInfo& dev);
 
 // The SM count the heuristics assume without a GPU to ask (an H200 or H100 SXM).
 constexpr int kDefaultSmCount = 132;
-
-// One instantiated CUDA graph (launch_graphs.hpp), destroyed with its owner.
-class GraphExec {
- public:
-  explicit GraphExec(cudaGraphExec_t e = nullptr) : exec_(e) {}
-  GraphExec(GraphExec&& o) noexcept : exec_(o.exec_) { o.exec_ = nullptr; }
-  GraphExec& operator=(GraphExec&& o) noexcept;
-  GraphExec(const GraphExec&) = delete;
-  GraphExec& operator=(const GraphExec&) = delete;
-  ~GraphExec();
-  cudaGraphExec_t get() const { return exec_; }
-
- private:
-  cudaGraphExec_t exec_;
-};
 
 // A stream of the launcher's own, created on first use: calls are captured into graphs there,
 // never on the caller's stream (which may be the legacy default stream, or held).
@@ -74,8 +60,8 @@ class DeviceState {
   // fused path's C, raw-B and B-scale maps, the fp16 mainloop's A, B and C maps.
   MapCache<std::array<CUtensorMap, 3>> fused_maps;
   MapCache<std::array<CUtensorMap, 3>> mainloop_maps;
-  // Calls seen twice, as instantiated graphs (launch(); launch_graphs.hpp), and the stream they
-  // are captured on.
+  // Calls seen twice, as instantiated graphs (launch(); launch_graphs.hpp; src/device/graph.hpp),
+  // and the stream they are captured on.
   LaunchGraphs<GraphExec> graphs;
   OwnStream capture_stream;
   // Where `words` is set (device memory of StampLayout::words(ctas, units_per_cta) words), the

@@ -55,7 +55,7 @@ struct LaunchKeyHash {
   }
 };
 
-// Graph: a move-only owner of one instantiated graph (launch.hpp's GraphExec on the device).
+// Graph: a move-only owner of one instantiated graph (src/device/graph.hpp's GraphExec on the device).
 template <class Graph>
 class LaunchGraphs {
  public:

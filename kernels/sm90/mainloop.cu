@@ -8,6 +8,7 @@
 
 #include "kernels/sm90/launch.hpp"
 #include "kernels/sm90/mainloop_kernel.cuh"
+#include "src/core/arith.hpp"
 #include "src/core/error.hpp"
 #include "src/device/cuda_check.hpp"
 #include "src/device/tensor_map.hpp"
@@ -34,9 +35,6 @@ CUtensorMap fp16_tensor_map(const void* base, int64_t rows, int64_t cols, int64_
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
 template <int BM, int BN>
 void launch_tile(const Shape& s, const __half* A, const __half* B, __half* C, const TwoPhaseConfig& cfg,
                  void* workspace, cudaStream_t stream, DeviceState& dev) {
@@ -62,7 +60,7 @@ void launch_tile(const Shape& s, const __half* A, const __half* B, __half* C, co
   p.units = static_cast<int>(units);
   if (splits > 1) {
     if (workspace == nullptr) throw runtime_error("sm90 fp16 mainloop: split-K needs a workspace");
-    const size_t part = align_up(static_cast<size_t>(tiles * splits) * BM * BN * sizeof(float), 256);
+    const size_t part = round_up(static_cast<size_t>(tiles * splits) * BM * BN * sizeof(float), 256);
     p.ws = static_cast<float*>(workspace);
     p.counters = reinterpret_cast<int*>(static_cast<char*>(workspace) + part);
     NVFP4_CUDA_CHECK(cudaMemsetAsync(p.counters, 0, static_cast<size_t>(tiles) * sizeof(int), stream));

@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/sm90/descriptors.hpp"
 #include "kernels/sm90/ptx.cuh"
 #include "kernels/sm90/schedule.cuh"
 #include "kernels/sm90/wgmma.hpp"
@@ -147,8 +148,8 @@ __global__ void __launch_bounds__(384, 1)
     const int ct = threadIdx.x - 128;      // 0..255 across both consumers
     const int tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = tid & 31;
-    const uint64_t descA0 = ptx::make_desc_sw128(sA + cw * (BM / 2) * 128);
-    const uint64_t descB0 = ptx::make_desc_sw128(sB);
+    const uint64_t descA0 = make_kmajor_sw128_desc(sA + cw * (BM / 2) * 128).pack();
+    const uint64_t descB0 = make_kmajor_sw128_desc(sB).pack();
     float acc[S::kMT][S::kAcc];
     int stage = 0;
     uint32_t phase = 0;
@@ -168,10 +169,10 @@ __global__ void __launch_bounds__(384, 1)
         ptx::wgmma_fence();
 #pragma unroll
         for (int k16 = 0; k16 < 4; ++k16) {
-          const uint64_t db = descB0 + static_cast<uint64_t>((stage * S::kBBytes + k16 * 32) >> 4);
+          const uint64_t db = descB0 + wgmma_desc_advance(stage * S::kBBytes + k16 * 32);
 #pragma unroll
           for (int mt = 0; mt < S::kMT; ++mt) {
-            const uint64_t da = descA0 + static_cast<uint64_t>((stage * S::kABytes + mt * 64 * 128 + k16 * 32) >> 4);
+            const uint64_t da = descA0 + wgmma_desc_advance(stage * S::kABytes + mt * 64 * 128 + k16 * 32);
             WgmmaSS<BN>::mma(acc[mt], da, db, (kb != w.kb0 || k16 != 0) ? 1 : 0);
           }
         }

@@ -1,5 +1,6 @@
-// The fused path's A prepass (launched by fused.cu; timed alone, with its variants, by
-// bench/sm90_prepass_bench.cu): A decoded once to fp16 in 128-row tiles per 64-wide K block,
+// The fused path's A prepass (launched by fused.cu; timed alone, beside the forms it was
+// measured against, by bench/sm90_prepass_bench.cu): A decoded once to fp16 in 128-row tiles per
+// 64-wide K block,
 // 128-byte swizzled as the SW128 descriptor wants them ([L][tiles128][nk][128 rows][128 B]), rows
 // past M zero; it also zeroes the split-K tile counters and triggers the main kernel (PDL) at
 // its start.
@@ -28,24 +29,13 @@ struct PrepassParams {
                        // are written, the rest of the last tile is never read and is left alone
 };
 
-// How a block's decoded tiles reach global memory:
-//   Plain:        every thread stores 16-byte chunks (coalesced), then fence.proxy.async.global
-//                 (the main kernel reads the tiles with bulk copies, the async proxy; the PTX ISA
-//                 asks for a proxy fence between generic writes and async-proxy reads of the
-//                 same memory and does not say that the grid dependency is one);
-//   PlainNoFence: the same without the fence - a bench variant that prices it, not correct;
-//   Bulk:         one thread copies each 16 KB tile with cp.async.bulk (the async proxy writes
-//                 it, so no global proxy fence) after fence.proxy.async.shared::cta, and waits
-//                 for the copies before the block ends.
-enum class PrepassStore { Plain, PlainNoFence, Bulk };
-
 // Which thread decodes what:
 //   RowPerThread:   128 threads a block, one per row of the tile (32 raw bytes each), every row
 //                   written, rows past M as zeros;
 //   BlockPerThread: 512 threads a block, one per 16-element scale block (8 raw bytes and one
 //                   scale byte, as the peer's dequantization kernel reads them: a warp reads 8
 //                   whole rows), each placing word c of its row's eight 16-byte chunks; only the
-//                   rows below p.live_rows are written. kKb = 1 only.
+//                   rows below p.live_rows are written.
 enum class PrepassMap { RowPerThread, BlockPerThread };
 
 // Rows of 128-row tile tm that BlockPerThread writes (the bench compares those).
@@ -59,27 +49,44 @@ constexpr int prepass_threads() {
   return kMap == PrepassMap::BlockPerThread ? 512 : 128;
 }
 
-// One block per (batch, 128-row tile, kKb consecutive K blocks): each thread loads its row's raw
-// bytes and scales for all kKb blocks first (2 kKb 16-byte loads in flight), decodes them into
-// shared memory (swizzled as the main kernel wants it; kKb x 16 KB, dynamic), then the block
-// stores the tiles. The fused path launches <1, Plain, prepass_map(p)>.
-template <int kKb = 1, PrepassStore kStore = PrepassStore::Plain, PrepassMap kMap = PrepassMap::RowPerThread>
-__global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const PrepassParams p) {
-#if defined(__CUDA_ARCH__)
-  static_assert(kMap == PrepassMap::RowPerThread || (kKb == 1 && kStore != PrepassStore::Bulk),
-                "BlockPerThread: one K block a block, plain stores");
+// Where a prepass block starts: it triggers the main kernel (PDL) and zeroes the split-K tile
+// counters (every call starts them at zero).
+__device__ __forceinline__ void prepass_begin(const PrepassParams& p) {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-  if (p.counters != nullptr)  // split-K tile counters start at zero every call
+  if (p.counters != nullptr)
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.ncounters;
          i += int64_t(gridDim.x) * blockDim.x)
       p.counters[i] = 0;
-  extern __shared__ __align__(1024) uint4 prepass_tiles[];  // kKb x kFusedATile bytes
-  const int64_t groups = (p.nk + kKb - 1) / kKb;
+}
+
+// RowPerThread's decode of one K block of row r of a tile into shared memory, 128-byte
+// swizzled (chunk q of the row at q ^ (r % 8)) as the main kernel wants it.
+__device__ __forceinline__ void prepass_decode_row(uint4 lo, uint4 hi, uint32_t sc, uint4* tile, int r) {
+  const int sw = r & 7;
+  decode_row(lo, hi, sc, [&](int q, uint4 v) { tile[r * 8 + (q ^ sw)] = v; });
+}
+
+// The main kernel reads the tiles with bulk copies (the async proxy): the PTX ISA asks for a
+// proxy fence between generic writes and async-proxy reads of the same memory and does not say
+// that the grid dependency is one.
+__device__ __forceinline__ void prepass_fence_for_bulk_reads() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
+// One block per (batch, 128-row tile, K block): its threads decode the tile into shared memory
+// (kFusedATile bytes, dynamic), then store it with 16-byte stores (coalesced) and fence for the
+// main kernel's bulk reads.
+template <PrepassMap kMap>
+__global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const PrepassParams p) {
+#if defined(__CUDA_ARCH__)
+  prepass_begin(p);
+  extern __shared__ __align__(1024) uint4 prepass_tiles[];  // kFusedATile bytes
   const int64_t blk = blockIdx.x;
-  const int64_t g = blk % groups, rest = blk / groups;
+  const int64_t g = blk % p.nk, rest = blk / p.nk;
   const int64_t tm = rest % p.tiles128, batch = rest / p.tiles128;
-  const int kb0 = static_cast<int>(g * kKb);
-  const int nkb = kKb == 1 ? 1 : (p.nk - kb0 < kKb ? p.nk - kb0 : kKb);  // the last group may be short
+  const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
+  // a16's tiles are in (batch, tile, K block) order
+  uint4* dst = reinterpret_cast<uint4*>(p.a16 + ((batch * p.tiles128 + tm) * p.nk + g) * int64_t(kFusedATile));
   if constexpr (kMap == PrepassMap::BlockPerThread) {
     // thread t: row t / 4 of the tile, scale block c = t % 4 of its 64-wide K block; word c of
     // chunk q = 2S + u is block c's raw word u decoded at k-step S (decode_row's K order)
@@ -90,7 +97,6 @@ __global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const
     if (r < live) {
       uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       if (row < p.m) {
-        const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
         const uint2 raw = __ldg(reinterpret_cast<const uint2*>(p.a + (batch * p.m + row) * kbytes + g * 32 + c * 8));
         const uint32_t sc = __ldg(p.sfa + (batch * p.m + row) * kblocks + g * 4 + c);
         const uint32_t m = bcast_lo(scale2_boosted(sc));
@@ -109,81 +115,38 @@ __global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const
     }
     __syncthreads();
     // the live rows are the tile's first live * 128 bytes: 16-byte stores, coalesced
-    uint4* dst = reinterpret_cast<uint4*>(p.a16 + ((batch * p.tiles128 + tm) * p.nk + g) * int64_t(kFusedATile));
     for (int i = t; i < live * 8; i += 512) dst[i] = prepass_tiles[i];
-    if constexpr (kStore == PrepassStore::Plain) asm volatile("fence.proxy.async.global;\n" ::: "memory");
-    return;
-  }
-  const int r = threadIdx.x;
-  const int64_t row = tm * 128 + r;
-  const int sw = r & 7;
-  if (row < p.m) {
-    const int64_t kbytes = p.k / 2, kblocks = p.k / 16;
-    const uint8_t* src = p.a + (batch * p.m + row) * kbytes + int64_t(kb0) * 32;
-    const uint8_t* ssrc = p.sfa + (batch * p.m + row) * kblocks + int64_t(kb0) * 4;
-    uint4 lo[kKb], hi[kKb];
-    uint32_t sc[kKb];
-#pragma unroll
-    for (int j = 0; j < kKb; ++j)
-      if (j < nkb) {
-        lo[j] = __ldg(reinterpret_cast<const uint4*>(src + j * 32));
-        hi[j] = __ldg(reinterpret_cast<const uint4*>(src + j * 32 + 16));
-        sc[j] = __ldg(reinterpret_cast<const uint32_t*>(ssrc + j * 4));
-      }
-#pragma unroll
-    for (int j = 0; j < kKb; ++j)
-      if (j < nkb) {
-        uint4* tile = prepass_tiles + j * (kFusedATile / 16);
-        decode_row(lo[j], hi[j], sc[j], [&](int q, uint4 v) { tile[r * 8 + (q ^ sw)] = v; });
-      }
   } else {
+    const int r = threadIdx.x;
+    const int64_t row = tm * 128 + r;
+    if (row < p.m) {
+      const uint8_t* src = p.a + (batch * p.m + row) * kbytes + g * 32;
+      const uint4 lo = __ldg(reinterpret_cast<const uint4*>(src));
+      const uint4 hi = __ldg(reinterpret_cast<const uint4*>(src + 16));
+      const uint32_t sc = __ldg(reinterpret_cast<const uint32_t*>(p.sfa + (batch * p.m + row) * kblocks + g * 4));
+      prepass_decode_row(lo, hi, sc, prepass_tiles, r);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kKb; ++j)
-      if (j < nkb)
-#pragma unroll
-        for (int q = 0; q < 8; ++q) prepass_tiles[j * (kFusedATile / 16) + r * 8 + q] = make_uint4(0, 0, 0, 0);
-  }
-  // a16's tiles are in (batch, tile, K block) order: this block's nkb tiles are adjacent
-  const int64_t tile0 = (batch * p.tiles128 + tm) * p.nk + kb0;
-  if constexpr (kStore == PrepassStore::Bulk) {
-    ptx::fence_proxy_async_smem();  // generic writes -> the bulk copy's reads
-    __syncthreads();
-    if (r == 0) {
-      ptx::bulk_store(p.a16 + tile0 * int64_t(kFusedATile), ptx::smem_u32(prepass_tiles),
-                      static_cast<uint32_t>(nkb * kFusedATile));
-      ptx::bulk_commit();
-      ptx::bulk_wait<0>();
+      for (int q = 0; q < 8; ++q) prepass_tiles[r * 8 + q] = make_uint4(0, 0, 0, 0);
     }
-  } else {
     __syncthreads();
-    uint4* dst = reinterpret_cast<uint4*>(p.a16 + tile0 * int64_t(kFusedATile));
-    for (int j = 0; j < nkb; ++j)
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        dst[j * (kFusedATile / 16) + r + 128 * i] = prepass_tiles[j * (kFusedATile / 16) + r + 128 * i];
-    if constexpr (kStore == PrepassStore::Plain) asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    for (int i = 0; i < 8; ++i) dst[r + 128 * i] = prepass_tiles[r + 128 * i];
   }
+  prepass_fence_for_bulk_reads();
 #else
   (void)p;
 #endif
 }
 
-// The fused path's prepass: fused.cu launches <kPrepassKb, kPrepassStore, prepass_map(p)>.
-constexpr int kPrepassKb = 1;
-constexpr PrepassStore kPrepassStore = PrepassStore::Plain;
-
 // BlockPerThread where the M tile leaves rows of the 128-row tiles unread (small M with an M
-// tile below 128: it writes only the live rows), RowPerThread where every row is read. In the
-// kernel (docs/kernels.md, history "A prepass forms") BlockPerThread was 1.003-1.023x at M = 16
-// and 0.985-1.011x where every row is read, though faster alone at every size.
+// tile below 128: it writes only the live rows), RowPerThread where every row is read: the
+// mapping faster in the kernel at each (docs/kernels.md, history "A prepass forms").
 inline PrepassMap prepass_map(const PrepassParams& p) {
   return p.live_rows < int64_t(p.tiles128) * 128 ? PrepassMap::BlockPerThread : PrepassMap::RowPerThread;
 }
 
-// Blocks of decode_a_kernel<kKb> for p.
-template <int kKb = 1>
-inline int64_t prepass_blocks(const PrepassParams& p) {
-  return p.l * int64_t(p.tiles128) * ((p.nk + kKb - 1) / kKb);
-}
+// Blocks of decode_a_kernel for p: one per (batch, 128-row tile, K block).
+inline int64_t prepass_blocks(const PrepassParams& p) { return p.l * int64_t(p.tiles128) * p.nk; }
 
 }  // namespace nvfp4::sm90

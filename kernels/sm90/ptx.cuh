@@ -1,6 +1,6 @@
 // PTX wrappers of the sm90 kernel's two paths (sm_90a): mbarriers, TMA and bulk copies, proxy
-// fences, wgmma fences, register-count moves, named barriers, the K-major 128-byte-swizzle
-// shared-memory descriptor, stmatrix, shared loads. PTX ISA chapters: "Parallel Synchronization and
+// fences, wgmma fences, register-count moves, named barriers, stmatrix, shared loads (the wgmma
+// shared-memory descriptor: descriptors.hpp). PTX ISA chapters: "Parallel Synchronization and
 // Communication Instructions: mbarrier", "Data Movement and Conversion Instructions: cp.async.bulk
 // / cp.async.bulk.tensor", "Asynchronous Warpgroup Level Matrix Multiply-Accumulate".
 #pragma once
@@ -99,15 +99,6 @@ __device__ __forceinline__ bool named_bar_or(int id, int threads, bool pred) {
       : "r"(static_cast<uint32_t>(pred)), "r"(id), "r"(threads)
       : "memory");
   return r != 0;
-}
-
-// Shared-memory matrix descriptor, K-major operand, 128-byte swizzle: rows of 128 bytes
-// (64 fp16 of K), 8-row core groups 1024 bytes apart (SBO), LBO unused for swizzled K-major
-// (set to 1), base offset 0 (every tile starts 1024-byte aligned). Advancing K by 16 fp16
-// = +32 bytes = +2 in the start-address field.
-__device__ __forceinline__ uint64_t make_desc_sw128(uint32_t saddr) {
-  return static_cast<uint64_t>((saddr >> 4) & 0x3FFFu) | (static_cast<uint64_t>(1) << 16) |
-         (static_cast<uint64_t>(1024 >> 4) << 32) | (static_cast<uint64_t>(1) << 62);
 }
 
 

@@ -1,4 +1,5 @@
-// The persistent schedule and the split-K reduction of both sm90 paths (one definition each).
+// The persistent schedule and the split-K reduction of both sm90 paths (one definition each),
+// and the fused path's walk over a CTA's units (split-K or stream-K).
 //
 // Persistent CTAs walk work units u = blockIdx.x, += gridDim.x. A unit is one K split of one
 // output tile; units are tile-major (the splits of a tile adjacent), and within a batch the tiles
@@ -11,7 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/sm90/config.hpp"
 #include "kernels/sm90/ptx.cuh"
+#include "kernels/sm90/stream_k.hpp"
 
 namespace nvfp4::sm90 {
 
@@ -63,19 +66,57 @@ __device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, i
 //     several units, even with a barrier after the read.
 //   SmemFlag: a shared-memory int written by thread 0, read after one barrier, and a second
 //     barrier after the read so the next unit's write cannot pass it. The fp16 mainloop needs
-//     it: bar.red.or.pred in its code slowed even split-1 tiles that never reduce 13 %
-//     (1024x1536x7168: 56.3 us against 49.8).
+//     it: bar.red.or.pred in its code slowed even split-1 tiles that never reduce.
 enum class SplitKBroadcast { BarrierOr, SmemFlag };
 
-// How a split's partial is published to the last arriver and acquired by it (steps 1-3 below):
-//   EachSc:     every thread __threadfence()s (fence.sc.gpu) after its stores, and again before
-//               its reads once it knows it is in the last arriver;
-//   EachAcqRel: the same with fence.acq_rel.gpu;
-//   OneAtomic:  no per-thread fence: the consumer barrier orders every thread's stores before
-//               thread 0's atom.acq_rel.gpu (release is cumulative), whose acquire the barrier
-//               hands on to the readers - the arrive/wait pattern of CUTLASS's GenericBarrier.
-enum class SplitKFence { EachSc, EachAcqRel, OneAtomic };
-constexpr SplitKFence kSplitKFence = SplitKFence::OneAtomic;  // the kernels' form
+// Step 1: this thread's R FP32 accumulators (acc(i), i < R) stored as split `split`'s partial
+// in tile_ws (float4 q of thread ct at q * 256 + ct: coalesced).
+template <int R, class Acc>
+__device__ __forceinline__ void store_partial(Acc& acc, float* tile_ws, int split, int ct) {
+  static_assert(R % 4 == 0, "accumulators per thread: whole float4s");
+  float4* mine = reinterpret_cast<float4*>(tile_ws + static_cast<size_t>(split) * (kConsumerThreads * R));
+#pragma unroll
+  for (int q = 0; q < R / 4; ++q)
+    __stcg(mine + q * kConsumerThreads + ct,
+           make_float4(acc(4 * q), acc(4 * q + 1), acc(4 * q + 2), acc(4 * q + 3)));
+}
+
+// Thread 0's arrival on a tile's counter, returning the count before it: atom.acq_rel.gpu. Its
+// release half publishes every consumer thread's partial, since the consumer barrier before it
+// ordered their stores first (release is cumulative); the barrier after it hands its acquire on
+// to the readers - the arrive/wait pattern of CUTLASS's GenericBarrier. One atomic instead of a
+// fence per thread (docs/kernels.md, history "split-K's fence").
+struct ArriveAcqRel {
+  __device__ __forceinline__ int operator()(int* counter) const {
+    int old;
+    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
+    return old;
+  }
+};
+
+// Step 2, after the consumer barrier that follows step 1: thread 0 counts the arrival
+// (`arrive`); the last of `splits` resets the counter to 0 (clean for the next call) and tells
+// the others (kHow; flag: SmemFlag's int, else unused). True in every consumer thread of the
+// last arriver. kAfterGridWait: wait for the preceding grid (PDL) before touching the counter,
+// which that grid zeroes.
+template <bool kAfterGridWait, SplitKBroadcast kHow, class Arrive = ArriveAcqRel>
+__device__ __forceinline__ bool split_k_last(int* counter, int* flag, int splits, int ct, Arrive arrive = {}) {
+  bool last = false;
+  if (ct == 0) {
+    if constexpr (kAfterGridWait) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    last = arrive(counter) == splits - 1;
+    if (last) *counter = 0;
+    if constexpr (kHow == SplitKBroadcast::SmemFlag) *flag = last;
+  }
+  if constexpr (kHow == SplitKBroadcast::SmemFlag) {
+    ptx::named_bar_sync(1, kConsumerThreads);
+    last = *flag != 0;
+    ptx::named_bar_sync(1, kConsumerThreads);
+    return last;
+  } else {
+    return ptx::named_bar_or(1, kConsumerThreads, last);
+  }
+}
 
 // acc += one split's partial (this thread's float4s at src + q * kConsumerThreads, q < kQ).
 template <int kQ, class Acc>
@@ -90,93 +131,66 @@ __device__ __forceinline__ void add_partial(Acc& acc, const float4* src) {
   }
 }
 
+// Step 3, in the last arriver: acc set to the sum of all `splits` partials in split order
+// 0..S-1 (its own re-read too), so the result does not depend on the order they arrived in.
+template <int R, class Acc>
+__device__ __forceinline__ void sum_partials(Acc& acc, const float* tile_ws, int splits, int ct) {
+  constexpr int kQ = R / 4;
+  constexpr size_t kSplitQ = kConsumerThreads * R / 4;  // float4s per partial
+  const float4* src = reinterpret_cast<const float4*>(tile_ws) + ct;
+#pragma unroll
+  for (int q = 0; q < kQ; ++q) {
+    const float4 v = __ldcg(src + q * kConsumerThreads);
+    acc(4 * q) = v.x;
+    acc(4 * q + 1) = v.y;
+    acc(4 * q + 2) = v.z;
+    acc(4 * q + 3) = v.w;
+  }
+  for (int s = 1; s < splits; ++s) add_partial<kQ>(acc, src + static_cast<size_t>(s) * kSplitQ);
+}
+
 // Split-K, "the last arriver sums in split order", run by all kConsumerThreads consumer threads
-// (ct = 0..255; named barrier 1) of the CTA that computed split `split` of a tile:
-//   1. store this thread's R FP32 accumulators (acc(i), i < R) as the split's partial in
-//      tile_ws (float4 q of thread ct at q * 256 + ct: coalesced);
-//   2. one thread counts the arrival on the tile's counter; the last of `splits` resets it to 0
-//      (clean for the next call) and tells the others (kHow; flag: SmemFlag's int, else unused);
-//   3. the last arriver sets acc to the sum of all partials in split order 0..S-1, so the result
-//      does not depend on the order the splits arrived in. kReread: its own partial is re-read
-//      from tile_ws; otherwise it stays in acc and the splits before it are summed in a second
-//      set of registers (chunks of at most 64 floats), then added to it: the same additions in
-//      the same order (a + b == b + a exactly), so the same bits.
-// Returns true where acc now holds the tile's sum (store it), false elsewhere. kAfterGridWait:
-// wait for the preceding grid (PDL) before touching the counter, which that grid zeroes.
-template <int R, bool kAfterGridWait, SplitKBroadcast kHow, SplitKFence kFence = kSplitKFence,
-          bool kReread = true, class Acc>
+// (ct = 0..255; named barrier 1) of the CTA that computed split `split` of a tile: steps 1-3
+// above. Returns true where acc now holds the tile's sum (store it), false elsewhere.
+template <int R, bool kAfterGridWait, SplitKBroadcast kHow, class Acc>
 __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int split, int splits,
                                                int* counter, int* flag, int ct) {
-  static_assert(R % 4 == 0, "accumulators per thread: whole float4s");
-  constexpr int kQ = R / 4;
-  float4* mine = reinterpret_cast<float4*>(tile_ws + static_cast<size_t>(split) * (kConsumerThreads * R));
-#pragma unroll
-  for (int q = 0; q < kQ; ++q)
-    __stcg(mine + q * kConsumerThreads + ct,
-           make_float4(acc(4 * q), acc(4 * q + 1), acc(4 * q + 2), acc(4 * q + 3)));
-  if constexpr (kFence == SplitKFence::EachSc) __threadfence();
-  if constexpr (kFence == SplitKFence::EachAcqRel) asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+  store_partial<R>(acc, tile_ws, split, ct);
   ptx::named_bar_sync(1, kConsumerThreads);
-  bool last = false;
-  if (ct == 0) {
-    if constexpr (kAfterGridWait) asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    int old;
-    if constexpr (kFence == SplitKFence::OneAtomic)
-      asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
-    else
-      old = atomicAdd(counter, 1);
-    last = old == splits - 1;
-    if (last) *counter = 0;
-    if constexpr (kHow == SplitKBroadcast::SmemFlag) *flag = last;
-  }
-  if constexpr (kHow == SplitKBroadcast::SmemFlag) {
-    ptx::named_bar_sync(1, kConsumerThreads);
-    last = *flag != 0;
-    ptx::named_bar_sync(1, kConsumerThreads);
-    if (!last) return false;
-  } else {
-    if (!ptx::named_bar_or(1, kConsumerThreads, last)) return false;
-  }
-  if constexpr (kFence == SplitKFence::EachSc) __threadfence();
-  if constexpr (kFence == SplitKFence::EachAcqRel) asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-  const float4* src = reinterpret_cast<const float4*>(tile_ws) + ct;
-  constexpr size_t kSplitQ = kConsumerThreads * R / 4;  // float4s per partial
-  if constexpr (kReread) {
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) {
-      const float4 v = __ldcg(src + q * kConsumerThreads);
-      acc(4 * q) = v.x;
-      acc(4 * q + 1) = v.y;
-      acc(4 * q + 2) = v.z;
-      acc(4 * q + 3) = v.w;
-    }
-    for (int s = 1; s < splits; ++s) add_partial<kQ>(acc, src + static_cast<size_t>(s) * kSplitQ);
-  } else {
-    // splits before this one: their running sum t, chunk by chunk, then t + own
-    if (split > 0) {
-      constexpr int kC = kQ > 16 ? 16 : kQ;  // float4s per chunk
-      static_assert(kQ % kC == 0, "whole chunks");
-#pragma unroll
-      for (int c0 = 0; c0 < kQ; c0 += kC) {
-        float4 t[kC];
-#pragma unroll
-        for (int q = 0; q < kC; ++q) t[q] = __ldcg(src + (c0 + q) * kConsumerThreads);
-        auto ta = [&](int i) -> float& { return reinterpret_cast<float*>(t)[i]; };
-        for (int s = 1; s < split; ++s)
-          add_partial<kC>(ta, src + static_cast<size_t>(s) * kSplitQ + c0 * kConsumerThreads);
-#pragma unroll
-        for (int q = 0; q < kC; ++q) {
-          const int i = 4 * (c0 + q);
-          acc(i) = t[q].x + acc(i);
-          acc(i + 1) = t[q].y + acc(i + 1);
-          acc(i + 2) = t[q].z + acc(i + 2);
-          acc(i + 3) = t[q].w + acc(i + 3);
-        }
-      }
-    }
-    for (int s = split + 1; s < splits; ++s) add_partial<kQ>(acc, src + static_cast<size_t>(s) * kSplitQ);
-  }
+  if (!split_k_last<kAfterGridWait, kHow>(counter, flag, splits, ct)) return false;
+  sum_partials<R>(acc, tile_ws, splits, ct);
   return true;
 }
+
+// The fused path's walk over one CTA's work: split-K units u = blockIdx.x, += gridDim.x, or its
+// stream-K range (stream_k.hpp) cut at tile boundaries into pieces, a piece being a unit whose
+// split is its index among the tile's pieces. All three roles of the CTA (A producer, B
+// producer, consumers) walk the same. P: the kernel's parameters (units, tiles_m, tiles_n, split,
+// nk; stream-K: workers > 0, wq, nq), read where used, not held across the K loop.
+struct UnitWalk {
+  int64_t pos, end;  // split-K: the next unit and p.units; stream-K: the next quad and the range's end
+  template <class P>
+  __device__ __forceinline__ explicit UnitWalk(const P& p) {
+    pos = p.workers > 0 ? stream_k_start(blockIdx.x, p.wq, p.workers) : int64_t(blockIdx.x);
+    end = p.workers > 0 ? stream_k_start(blockIdx.x + 1, p.wq, p.workers) : int64_t(p.units);
+  }
+  template <class P>
+  __device__ __forceinline__ bool next(const P& p, WorkUnit& x) {
+    if (pos >= end) return false;
+    if (p.workers == 0) {
+      x = work_unit(static_cast<int>(pos), p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
+      pos += gridDim.x;
+      return true;
+    }
+    const StreamKSegment g = stream_k_segment(pos, end, blockIdx.x, p.wq, p.workers, p.nq);
+    x = tile_unit(static_cast<int>(g.tile), p.tiles_m, p.tiles_n, kFusedGroup);
+    x.split = g.seg;
+    x.splits = g.nseg;
+    x.kb0 = g.q0 * kFusedBStageKb;
+    x.kb1 = min(p.nk, g.q1 * kFusedBStageKb);
+    pos += g.q1 - g.q0;
+    return true;
+  }
+};
 
 }  // namespace nvfp4::sm90

@@ -4,66 +4,13 @@
 // (--kernel-config). `sm90-fused` and `sm90-2phase` are the same kernel held to one path.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <memory>
 #include <optional>
-#include <utility>
 
 #include "kernels/sm90/heuristics.hpp"
 #include "kernels/sm90/launch.hpp"
-#include "src/core/error.hpp"
-#include "src/device/cuda_check.hpp"
-#include "src/device/sm_count.hpp"
 
 namespace nvfp4::sm90 {
-
-namespace {
-
-// This thread's stream-capture interaction mode set to relaxed for a scope, then restored:
-// another thread's capture in Global mode would otherwise forbid this thread's "potentially
-// unsafe" calls - a kernel's shared-memory limit raised, the capture stream's creation, the
-// instantiation - none of which touches a stream being captured. Not held while this launcher's
-// own capture records, so that an unsafe call in the launches themselves still fails the
-// capture instead of escaping it.
-class RelaxedCaptureMode {
- public:
-  RelaxedCaptureMode() { swapped_ = cudaThreadExchangeStreamCaptureMode(&mode_) == cudaSuccess; }
-  ~RelaxedCaptureMode() {
-    if (swapped_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
-  }
-  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
-  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
-
- private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-  bool swapped_ = false;
-};
-
-}  // namespace
-
-DeviceState::DeviceState(int device) : device_(device) {
-  const int sms = device >= 0 ? device_sm_count(device) : 0;
-  if (sms > 0) sm_count_ = sms;
-}
-
-void DeviceState::ensure_smem_limit(const void* kernel, size_t bytes) {
-  if (std::find(raised_.begin(), raised_.end(), kernel) != raised_.end()) return;
-  const RelaxedCaptureMode relaxed;
-  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(bytes)));
-  raised_.push_back(kernel);
-}
-
-DeviceState& PerDevice::current() {
-  int dev = -1;
-  if (cudaGetDevice(&dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    dev = -1;
-  }
-  auto it = states_.find(dev);
-  if (it == states_.end()) it = states_.emplace(dev, DeviceState(dev)).first;
-  return it->second;
-}
 
 Availability availability(const DeviceInfo& dev) {
   if (!dev.has_gpu) return {false, "no CUDA device: " + dev.no_gpu_reason};
@@ -71,111 +18,6 @@ Availability availability(const DeviceInfo& dev) {
     return {false, fmt::format("needs compute capability 9.0 (sm_90a wgmma); {} has {}", dev.name,
                                dev.cc_string())};
   return {true, {}};
-}
-
-GraphExec& GraphExec::operator=(GraphExec&& o) noexcept {
-  if (this != &o) {
-    if (exec_) (void)cudaGraphExecDestroy(exec_);
-    exec_ = o.exec_;
-    o.exec_ = nullptr;
-  }
-  return *this;
-}
-
-// Errors ignored: at process exit the runtime may already be gone.
-GraphExec::~GraphExec() {
-  if (exec_) (void)cudaGraphExecDestroy(exec_);
-}
-
-OwnStream::~OwnStream() {
-  if (s_) (void)cudaStreamDestroy(s_);
-}
-
-cudaStream_t OwnStream::get() {
-  if (!s_) NVFP4_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
-  return s_;
-}
-
-namespace {
-
-// The launches of one call, enqueued on `stream`.
-void launch_direct(const Shape& s, const Operands& ops, const Config& c, void* workspace, cudaStream_t stream,
-                   DeviceState& dev) {
-  if (c.path == Path::TwoPhase) return launch_two_phase(s, ops, c.two_phase, workspace, stream, dev);
-  if (c.path != Path::Fused) throw usage_error("sm90: a launch configuration names the fused or the two-phase path");
-  launch_fused(s, ops, c.fused, workspace, stream, dev);
-}
-
-// The same launches captured on the launcher's own stream into an instantiated graph; nullopt
-// when the runtime refuses the capture or the instantiation (the caller then launches directly,
-// which reports any error that is not the capture's).
-std::optional<GraphExec> capture(const Shape& s, const Operands& ops, const Config& c, void* workspace,
-                                 DeviceState& dev) {
-  cudaGraph_t graph = nullptr;
-  cudaStream_t cap = nullptr;
-  try {
-    {
-      const RelaxedCaptureMode relaxed;
-      cap = dev.capture_stream.get();
-    }
-    NVFP4_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-  } catch (const Error&) {
-    (void)cudaGetLastError();
-    return std::nullopt;
-  }
-  try {
-    launch_direct(s, ops, c, workspace, cap, dev);
-  } catch (const Error&) {
-    (void)cudaStreamEndCapture(cap, &graph);
-    if (graph) (void)cudaGraphDestroy(graph);
-    (void)cudaGetLastError();
-    return std::nullopt;
-  }
-  if (cudaStreamEndCapture(cap, &graph) != cudaSuccess || graph == nullptr) {
-    if (graph) (void)cudaGraphDestroy(graph);
-    (void)cudaGetLastError();
-    return std::nullopt;
-  }
-  cudaGraphExec_t exec = nullptr;
-  cudaError_t inst;
-  {
-    const RelaxedCaptureMode relaxed;
-    inst = cudaGraphInstantiate(&exec, graph, 0);
-  }
-  (void)cudaGraphDestroy(graph);
-  if (inst != cudaSuccess) {
-    (void)cudaGetLastError();
-    return std::nullopt;
-  }
-  return GraphExec(exec);
-}
-
-}  // namespace
-
-void launch(const Shape& s, const Operands& ops, const Config& c0, void* workspace,
-            cudaStream_t stream, DeviceState& dev) {
-  const Config c = normalize(s, c0);
-  auto misaligned = [](const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a != 0; };
-  if (misaligned(ops.a, 16) || misaligned(ops.b, 16) || misaligned(ops.sfa, 4) ||
-      misaligned(ops.sfb, 4) || misaligned(ops.c, 16))
-    throw runtime_error("sm90: A and B must be 16-byte aligned, scales 4-byte, C 16-byte");
-  if (workspace == nullptr || misaligned(workspace, 256))
-    throw runtime_error("sm90: needs a 256-byte aligned workspace (decoded operands)");
-  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  NVFP4_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
-  if (capturing != cudaStreamCaptureStatusNone) return launch_direct(s, ops, c, workspace, stream, dev);
-  const LaunchKey key = LaunchKey::of(s, c, ops.a, ops.b, ops.sfa, ops.sfb, ops.c, workspace);
-  GraphExec* g = dev.graphs.find(key);
-  if (g == nullptr) {
-    if (!dev.graphs.should_build(key)) return launch_direct(s, ops, c, workspace, stream, dev);
-    std::optional<GraphExec> built = capture(s, ops, c, workspace, dev);
-    if (!built) {
-      dev.graphs.refuse(key);
-      return launch_direct(s, ops, c, workspace, stream, dev);
-    }
-    g = &dev.graphs.add(key, std::move(*built));
-  }
-  NVFP4_CUDA_CHECK(cudaGraphLaunch(g->get(), stream));
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
 #include "src/core/json.hpp"
+#include "src/core/text.hpp"
 #include "src/problem/problem.hpp"
 #include "src/registry/registry.hpp"
 
@@ -43,12 +44,6 @@ std::string shown(const json& v) {
   std::string s = v.dump();
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
-}
-
-std::string join(const std::vector<std::string>& xs, const char* sep = ", ") {
-  std::string out;
-  for (const auto& x : xs) out += (out.empty() ? "" : sep) + x;
-  return out;
 }
 
 // A refusal is one line: control characters from the config (a key "a\nb") are shown escaped

@@ -6,19 +6,15 @@
 #include <stdexcept>
 
 #include "src/core/error.hpp"
+#include "src/core/fnv.hpp"
 #include "src/core/number_text.hpp"
+#include "src/core/text.hpp"
 
 namespace nvfp4::sweep {
 
 using nlohmann::json;
 
 namespace {
-
-std::string join(const std::vector<std::string>& xs, const char* sep = ", ") {
-  std::string out;
-  for (const auto& x : xs) out += (out.empty() ? "" : sep) + x;
-  return out;
-}
 
 std::string fmt_double(double x) { return fmt::format("{}", x); }
 
@@ -74,12 +70,9 @@ std::vector<std::string> SweepCase::run_args() const {
 }
 
 std::string fnv1a64_hex(const std::string& bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return fmt::format("fnv1a64:{:016x}", h);
+  Fnv64 h;
+  for (unsigned char c : bytes) h.mix(c);
+  return fmt::format("fnv1a64:{:016x}", h.h);
 }
 
 std::string config_hash(const std::vector<SweepCase>& cases) {

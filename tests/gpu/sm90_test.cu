@@ -327,34 +327,6 @@ TEST(Sm90Gemm, FusedStreamK) {
     }
 }
 
-// Weighted stream-K ranges (`stream-k W fix F`, stream_k.hpp): the same walk with each piece's
-// fixed cost counted as F quads, so workers crossing a tile take less K; F capped where it would
-// leave a worker without K (fix 9 on the short shapes). Not chosen; run here and by sm90_stamps.
-TEST(Sm90Gemm, FusedStreamKWeighted) {
-  NVFP4_REQUIRE_SM90();
-  const Shape shapes[] = {{520, 136, 768, 1}, {130, 260, 192, 3}, {128, 7168, 2048, 1}, {16, 576, 7168, 1}};
-  uint64_t seed = 1300;
-  for (const Shape& s : shapes)
-    for (int mt : {16, 128})
-      for (int workers : {7, 132})
-        for (int fix : {1, 4, 9}) {
-          sm90::Config c = stream_k(mt, workers);
-          c.fused.fix = fix;
-          if (!runs_at(s, c)) continue;
-          c = sm90::normalize(s, c);
-          const Check r = run_and_check(s, Dist::GpuMode, ++seed, c, 3000);
-          EXPECT_EQ(r.bad, 0) << label(s, Dist::GpuMode, seed) << " " << sm90::describe(c) << ": " << r.bad
-                              << "/" << r.checked << " bad, first " << r.first;
-        }
-  // two CTAs an SM: fix is dropped there (equal shares), not passed to a kernel that ignores it
-  sm90::Config c = stream_k(16, 2 * sm_count());
-  c.fused.per_sm = 2;
-  c.fused.fix = 2;
-  const Shape s{16, 36864, 1024, 1};
-  const Check r = run_and_check(s, Dist::Normal, 1399, c, 3000);
-  EXPECT_EQ(r.bad, 0) << sm90::describe(c) << ": " << r.bad << "/" << r.checked << " bad, first " << r.first;
-}
-
 // Two CTAs per SM (M tile 16, `per-sm 2`: fused_kernel<16, 2>, half the shared memory and
 // registers each): split-K with more units than SMs and fewer, stream-K over a few workers and
 // over twice the SM count, ragged M and N, L > 1, K not a multiple of 256 (the plain scale copy).

@@ -1,15 +1,17 @@
-// The one SM-count source and the one tensor-map encoder (src/device/), and the per-device
-// state the sm90 kernel keeps with them. Without a GPU: no SM count, the encoder refuses with
+// The one SM-count source, the one tensor-map encoder and the one CUDA-graph capture
+// (src/device/), and the per-device state the sm90 kernel keeps with them. Without a GPU: no SM count, the encoder refuses with
 // the tool's runtime error, sm90 assumes an H200's 132 SMs; with one: the real values.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "kernels/sm90/launch.hpp"
 #include "src/core/error.hpp"
 #include "src/device/device_info.hpp"
+#include "src/device/graph.hpp"
 #include "src/device/sm_count.hpp"
 #include "src/device/tensor_map.hpp"
 
@@ -66,4 +68,47 @@ TEST(DeviceHelpers, TensorMapEncoderNamesTheMapOnFailure) {
   ok.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
   EXPECT_NO_THROW((void)encode_tensor_map(ok, base, "fp16 tile"));
   (void)cudaFree(base);
+}
+
+// GraphExec::capture ends the capture when the work throws (the exception goes on, the stream is
+// left capturing nothing), names the caller where the runtime ends the capture with an error,
+// and replays what it captured. Without a GPU the capture cannot begin: a CUDA error, no graph.
+TEST(DeviceHelpers, GraphCaptureEndsWhateverTheWorkDoes) {
+  const DeviceInfo d = query_device(0);
+  GraphExec g;
+  if (!d.has_gpu) {
+    EXPECT_THROW(g.capture(nullptr, [] {}), Error);
+    EXPECT_TRUE(g.empty());
+    return;
+  }
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  EXPECT_THROW(g.capture(st, [] { throw std::logic_error("planted"); }), std::logic_error);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+  ASSERT_EQ(cudaStreamIsCapturing(st, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  EXPECT_TRUE(g.empty());
+  // a synchronisation inside the capture invalidates it: the runtime ends it with an error
+  try {
+    g.capture(st, [&] { (void)cudaStreamSynchronize(st); }, "--mode graph");
+    ADD_FAILURE() << "an invalidated capture was instantiated";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--mode graph: the work cannot be captured in a CUDA graph ("),
+              std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(cudaStreamIsCapturing(st, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  void* buf = nullptr;
+  ASSERT_EQ(cudaMalloc(&buf, 256), cudaSuccess);
+  g.capture(st, [&] { ASSERT_EQ(cudaMemsetAsync(buf, 7, 256, st), cudaSuccess); });
+  EXPECT_FALSE(g.empty());
+  g.launch(st);
+  ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+  unsigned char host[256];
+  ASSERT_EQ(cudaMemcpy(host, buf, 256, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(host[0], 7);
+  EXPECT_EQ(host[255], 7);
+  EXPECT_EQ(cudaFree(buf), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(st), cudaSuccess);
 }
