@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "src/core/error.hpp"
+#include "src/device/graph.hpp"
 #include "src/measure/stream_hold.hpp"
 
 namespace nvfp4 {
@@ -52,41 +53,6 @@ namespace {
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-// An instantiated CUDA graph, destroyed with its template.
-class GraphExec {
- public:
-  GraphExec() = default;
-  ~GraphExec() {
-    if (exec_) (void)cudaGraphExecDestroy(exec_);
-    if (graph_) (void)cudaGraphDestroy(graph_);
-  }
-  GraphExec(const GraphExec&) = delete;
-  GraphExec& operator=(const GraphExec&) = delete;
-  // Captures what `record` enqueues on `stream`; capture is ended even when `record` throws.
-  void capture(cudaStream_t stream, const std::function<void()>& record) {
-    NVFP4_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      record();
-    } catch (...) {
-      cudaGraph_t g = nullptr;
-      (void)cudaStreamEndCapture(stream, &g);
-      if (g) (void)cudaGraphDestroy(g);
-      (void)cudaGetLastError();
-      throw;
-    }
-    const cudaError_t end = cudaStreamEndCapture(stream, &graph_);
-    if (end != cudaSuccess)
-      throw runtime_error(fmt::format("--mode graph: the work cannot be captured in a CUDA graph ({})",
-                                      cudaGetErrorString(end)));
-    NVFP4_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  void launch(cudaStream_t stream) const { NVFP4_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
 
 }  // namespace
 
@@ -176,7 +142,7 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
   };
   GraphExec graph;
   const bool use_graph = opt.mode == MeasureMode::Graph;
-  if (use_graph) graph.capture(st, launch_batch);
+  if (use_graph) graph.capture(st, launch_batch, "--mode graph");
   const auto body = [&] {
     if (use_graph) graph.launch(st);
     else launch_batch();
