@@ -155,7 +155,7 @@ void judge_verdict(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOu
   if (r.kernel_timing && r.kernel_timing->ran) {
     const Measurement& m = r.kernel_timing->measurement;
     // Operands were evicted from L2 before the timed calls in every device mode but hot.
-    v.floor = floor_for(spec.problem.shape, ctx.dev, ctx.gpu() && m.mode != mode_name(MeasureMode::Hot));
+    v.floor = floor_for(spec.problem.shape, ctx.dev, ctx.gpu() && m.mode != MeasureMode::Hot);
     v.floor_failure = below_floor(m.stats.median, v.floor);
   }
   r.verdict = std::move(v);

@@ -28,6 +28,13 @@ std::optional<MeasureMode> parse_mode(const std::string& s) {
   return std::nullopt;
 }
 
+std::string mode_list() {
+  std::string out;
+  for (MeasureMode m : {MeasureMode::Cold, MeasureMode::Hot, MeasureMode::Rotate, MeasureMode::Graph})
+    out += (out.empty() ? "" : ", ") + std::string(mode_name(m));
+  return out;
+}
+
 L2Flusher::L2Flusher(size_t l2_bytes, int device_ordinal)
     : buf_(2 * (l2_bytes ? l2_bytes : (64u << 20))) {
   int persisting_max = 0;
@@ -124,7 +131,7 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
                            const SampleHooks* hooks) {
   Measurement m;
   m.timer = "cuda-events";
-  m.mode = mode_name(opt.mode);
+  m.mode = opt.mode;
   const cudaStream_t st = timer.stream;
   const bool flushed = opt.mode != MeasureMode::Hot;
   if (flushed && !timer.flusher) throw runtime_error("cold, rotate and graph timing need an L2 flusher");
@@ -224,7 +231,7 @@ Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& 
                          const SampleHooks* hooks) {
   Measurement m;
   m.timer = "host-steady-clock";
-  m.mode = mode_name(MeasureMode::Hot);
+  m.mode = MeasureMode::Hot;
   int64_t run = 0, attempt = 0;
   const auto one_run = [&](int64_t sample) -> TimedSample {
     const int64_t this_run = run++;

@@ -30,6 +30,8 @@ class StreamHold;
 enum class MeasureMode { Cold, Hot, Rotate, Graph };
 const char* mode_name(MeasureMode m);
 std::optional<MeasureMode> parse_mode(const std::string& s);
+// "cold, hot, rotate, graph": what parse_mode takes, for messages.
+std::string mode_list();
 inline bool uses_copies(MeasureMode m) { return m == MeasureMode::Rotate || m == MeasureMode::Graph; }
 
 struct MeasureOptions {
@@ -49,7 +51,7 @@ struct MeasureOptions {
 
 struct Measurement {
   std::string timer;  // "cuda-events" or "host-steady-clock"
-  std::string mode;   // mode_name(); "hot" for host timings (no cache is flushed there)
+  MeasureMode mode = MeasureMode::Cold;  // Hot for host timings (no cache is flushed there)
   bool l2_flushed = false;
   bool persisting_l2_reset = false;
   int copies = 1;                    // operand copies cycled over

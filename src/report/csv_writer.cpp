@@ -41,7 +41,7 @@ class CsvWriter final : public ReportWriter {
       const auto timed = [&](const TimingResult& t, const std::string& status, const std::string& msg) {
         const Measurement& m = t.measurement;
         const Stats& s = m.stats;
-        std::string row = head(names.of(c, t), t.name, t.role, status, m.mode);
+        std::string row = head(names.of(c, t), t.name, t.role, status, mode_name(m.mode));
         row += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},", s.count, s.median, s.mean,
                            s.min, s.max, s.stdev, s.q1, s.q3, s.iqr(), s.median_ci_lo,
                            s.median_ci_hi, s.rse_median(), t.tflops, t.gbps);

@@ -86,7 +86,7 @@ class GbenchWriter final : public ReportWriter {
         const Measurement& m = t->measurement;
         const Stats& st = m.stats;
         json b = bench_entry(names.of(c, *t), index++, st.count, st.median,
-                             m.mode + ", " + m.stop_reason);
+                             std::string(mode_name(m.mode)) + ", " + m.stop_reason);
         // Counters: user-defined numeric fields, as google-benchmark writes them.
         b["tflops"] = t->tflops;
         b["bytes_per_second"] = t->gbps * 1e9;

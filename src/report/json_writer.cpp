@@ -92,7 +92,7 @@ static json timing_json(const TimingResult& t, bool keep_samples) {
   const Measurement& m = t.measurement;
   j["same_numerics"] = t.same_numerics;
   j["timer"] = m.timer;
-  j["mode"] = m.mode;
+  j["mode"] = mode_name(m.mode);
   j["l2_flushed"] = m.l2_flushed;
   j["persisting_l2_reset"] = m.persisting_l2_reset;
   j["copies"] = m.copies;

@@ -77,8 +77,15 @@ TimingResult read_timing(const json& t, const std::string& w) {
   r.same_numerics = flag(t, "same_numerics", w, true);
   Measurement& m = r.measurement;
   m.timer = text(t, "timer", w);
-  m.mode = text(t, "mode", w);
-  if (m.mode.empty()) m.mode = flag(t, "l2_flushed", w, true) ? "cold" : "hot";  // version 1
+  const std::string mode = text(t, "mode", w);
+  if (mode.empty()) {
+    m.mode = flag(t, "l2_flushed", w, true) ? MeasureMode::Cold : MeasureMode::Hot;  // version 1
+  } else if (const auto pm = parse_mode(mode)) {
+    m.mode = *pm;
+  } else {
+    throw usage_error(fmt::format("{}: '{}': not a timing mode; expected one of: {}", sub(w, "mode"),
+                                  mode, mode_list()));
+  }
   m.l2_flushed = flag(t, "l2_flushed", w);
   m.stop_reason = text(t, "stop_reason", w);
   m.attempts = integer(t, "attempts", w);

@@ -15,7 +15,7 @@ std::string time_line(const TimingResult& t) {
   // The median's noise means something from 3 samples on (2 give no spread to speak of).
   const std::string noise = s.count >= 3 ? fmt::format(" ±{:.2f}%", 100.0 * s.rse_median()) : "";
   std::string line = fmt::format("{:>12} median{} ({}, {}, {}), {:.4g} TFLOP/s, {:.4g} GB/s",
-                                 human_duration(s.median), noise, sample_count(s.count), m.mode,
+                                 human_duration(s.median), noise, sample_count(s.count), mode_name(m.mode),
                                  m.stop_reason, t.tflops, t.gbps);
   if (t.sol_fraction) line += fmt::format(", {:.1f}% of SOL", 100.0 * *t.sol_fraction);
   if (m.clock.read) line += fmt::format(", SM {:.0f} MHz", m.clock.median_mhz);

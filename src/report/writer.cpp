@@ -51,7 +51,7 @@ std::string bench_name(const CaseResult& c, const std::string& impl, const std::
 }
 
 std::string bench_name(const CaseResult& c, const TimingResult& t) {
-  return bench_name(c, t.name, t.measurement.mode);
+  return bench_name(c, t.name, mode_name(t.measurement.mode));
 }
 
 BenchNames::BenchNames(const RunInfo& info, const std::vector<CaseResult>& cases) {
@@ -105,7 +105,7 @@ const std::string& BenchNames::of(const CaseResult& c, const TimingResult& t) co
 }
 
 std::string kernel_mode(const RunInfo& info, const CaseResult& c) {
-  if (c.kernel_timing && c.kernel_timing->ran) return c.kernel_timing->measurement.mode;
+  if (c.kernel_timing && c.kernel_timing->ran) return mode_name(c.kernel_timing->measurement.mode);
   return info.backend == "host" ? mode_name(MeasureMode::Hot) : mode_name(info.measure.mode);
 }
 

@@ -12,6 +12,7 @@
 #include "src/core/files.hpp"
 #include "src/core/json.hpp"
 #include "src/core/text.hpp"
+#include "src/measure/measure.hpp"
 #include "src/problem/problem.hpp"
 #include "src/registry/registry.hpp"
 
@@ -28,7 +29,6 @@ const std::vector<std::string> kSettingKeys = {
     "kernel_config"};
 
 // The timing modes of the single-run --mode (src/measure/measure.hpp).
-const std::vector<std::string> kModes = {"cold", "hot", "rotate", "graph"};
 
 std::string type_word(const json& v) {
   if (v.is_null()) return "null";
@@ -213,9 +213,8 @@ class Parser {
     if (has("flush")) s.flush = boolean(v["flush"], p("flush"));
     if (has("mode")) {
       s.mode = string(v["mode"], p("mode"));
-      if (std::find(kModes.begin(), kModes.end(), *s.mode) == kModes.end())
-        fail(p("mode"),
-             fmt::format("'{}' is not a timing mode (expected one of: {})", *s.mode, join(kModes)));
+      if (!parse_mode(*s.mode))
+        fail(p("mode"), fmt::format("'{}' is not a timing mode (expected one of: {})", *s.mode, mode_list()));
     }
     if (has("rtol")) s.rtol = number(v["rtol"], p("rtol"), 0, false);
     if (has("atol")) s.atol = number(v["atol"], p("atol"), 0, false);

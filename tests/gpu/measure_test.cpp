@@ -41,7 +41,7 @@ TEST(GpuMeasure, EveryModeTimesAndVerifies) {
     EXPECT_EQ(r.disposition, Disposition::Passed) << r.message;
     ASSERT_TRUE(r.kernel_timing);
     const Measurement& m = r.kernel_timing->measurement;
-    EXPECT_EQ(m.mode, mode_name(mode));
+    EXPECT_EQ(m.mode, mode);
     EXPECT_EQ(m.timer, "cuda-events");
     EXPECT_EQ(m.stop_reason, "fixed sample count");
     EXPECT_EQ(m.stats.count + m.clock.dropped_low_clock, m.attempts);

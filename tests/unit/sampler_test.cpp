@@ -230,7 +230,7 @@ TEST(MeasureHost, TimesRealWorkAndReportsHot) {
   EXPECT_EQ(calls, 6);
   EXPECT_EQ(m.stats.count, 5);
   EXPECT_GT(m.stats.min, 0);
-  EXPECT_EQ(m.mode, "hot");
+  EXPECT_EQ(m.mode, MeasureMode::Hot);
   EXPECT_FALSE(m.l2_flushed);
   EXPECT_EQ(m.clock.source, "none");
 }

@@ -19,7 +19,7 @@ namespace {
 Measurement fake_measurement(std::vector<double> samples, const char* mode) {
   Measurement m;
   m.timer = "cuda-events";
-  m.mode = mode;
+  m.mode = *parse_mode(mode);
   m.l2_flushed = std::string(mode) == "cold";
   m.samples_us = std::move(samples);
   m.stats = summarize(m.samples_us);
