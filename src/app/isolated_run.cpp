@@ -53,7 +53,7 @@ int run_isolated(const RunOptions& o, int argc, char** argv) {
   sweep::ChildResult r;
   int interrupted_by = 0;
   {
-    sweep::InterruptGuard interrupt;  // SIGINT/SIGTERM: the child's group is killed, then 130
+    sweep::InterruptGuard interrupt;  // SIGINT/SIGTERM/SIGHUP: the child's group is killed, then 130
     r = sweep::run_child(args, "", "", o.timeout_s > 0 ? o.timeout_s + kBackstopGrace_s : 0,
                          &sweep::InterruptGuard::flag(), sweep::self_exe());
     interrupted_by = sweep::InterruptGuard::signal();

@@ -24,7 +24,7 @@ Subcommand add_sweep_command(CLI::App& app) {
   sub->footer(
       "Exit codes: 0 every case passed; 1 some case incorrect; 2 bad config or usage, or (nothing "
       "worse) some case not supported; 3 some case ended in an error (CUDA error, crash, timeout); "
-      "130 interrupted (SIGINT/SIGTERM): the report holds the finished cases, --resume runs the "
+      "130 interrupted (SIGINT/SIGTERM/SIGHUP): the report holds the finished cases, --resume runs the "
       "rest.");
   // Given twice: refused, as for a single run's options (src/case/run_options.cpp).
   sub->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);

@@ -309,6 +309,7 @@ void install_interrupt_exit() {
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGHUP, &sa, nullptr);  // a closed terminal or a dropped ssh: as SIGTERM
 }
 
 }  // namespace nvfp4::guard

@@ -55,6 +55,7 @@ int open_log(const std::string& path, std::string& error) {
   dfl.sa_handler = SIG_DFL;
   ::sigaction(SIGINT, &dfl, nullptr);
   ::sigaction(SIGTERM, &dfl, nullptr);
+  ::sigaction(SIGHUP, &dfl, nullptr);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -111,7 +112,8 @@ Waited wait_for_child(pid_t pid, std::chrono::steady_clock::time_point t0, doubl
 // The sweep's own handler may run a moment after the child died: a short grace for the flag.
 bool stopped_with_the_sweep(const Waited& w, const std::atomic<bool>* stop) {
   const bool by_signal = WIFSIGNALED(w.status) &&
-                         (WTERMSIG(w.status) == SIGTERM || WTERMSIG(w.status) == SIGINT);
+                         (WTERMSIG(w.status) == SIGTERM || WTERMSIG(w.status) == SIGINT ||
+                          WTERMSIG(w.status) == SIGHUP);
   const bool by_exit = WIFEXITED(w.status) && WEXITSTATUS(w.status) == 130;
   if (!stop || !(by_signal || by_exit)) return false;
   for (int i = 0; i < 50 && !stop->load(); ++i)

@@ -9,7 +9,7 @@ std::atomic<bool> g_stop{false};
 std::atomic<int> g_signal{0};
 static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "used from a signal handler");
-struct sigaction g_old_int, g_old_term;
+struct sigaction g_old_int, g_old_term, g_old_hup;
 
 extern "C" void on_signal(int sig) {
   g_signal.store(sig);
@@ -26,11 +26,13 @@ InterruptGuard::InterruptGuard() {
   sa.sa_flags = SA_RESTART | SA_RESETHAND;  // the second signal takes the default action
   sigaction(SIGINT, &sa, &g_old_int);
   sigaction(SIGTERM, &sa, &g_old_term);
+  sigaction(SIGHUP, &sa, &g_old_hup);  // a closed terminal or a dropped ssh: as SIGTERM
 }
 
 InterruptGuard::~InterruptGuard() {
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
+  sigaction(SIGHUP, &g_old_hup, nullptr);
 }
 
 const std::atomic<bool>& InterruptGuard::flag() { return g_stop; }

@@ -221,8 +221,8 @@ class KernelEndHost(Ending, unittest.TestCase):
         self.assertEqual(rc, 2, err)
         self.assertIn("--timeout -1: must be", err)
 
-    def test_sigint_and_sigterm_exit_130_with_one_line(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
+    def test_sigint_sigterm_and_sighup_exit_130_with_one_line(self):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             with self.subTest(sig.name):
                 p = subprocess.Popen([BIN, "--kernel-lib", ENDING, "--kernel", "hang-host", *SHAPE, *TIMING],
                                      env=self.ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

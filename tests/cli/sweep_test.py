@@ -304,6 +304,12 @@ class Sweeps(unittest.TestCase):
             self.assertIn("1 regression(s)", out)
 
     def test_sigterm_then_resume_loses_and_repeats_nothing(self):
+        self.interrupted_then_resumed(signal.SIGTERM)
+
+    def test_sighup_is_an_interruption_like_sigterm(self):
+        self.interrupted_then_resumed(signal.SIGHUP)
+
+    def interrupted_then_resumed(self, sig):
         with tempfile.TemporaryDirectory() as d:
             cfg = write_config(d, "long.json", {
                 "defaults": {"warmup": 0, "iters": 3},
@@ -319,16 +325,16 @@ class Sweeps(unittest.TestCase):
             else:
                 p.kill()
                 self.fail("no case finished in 120 s")
-            p.send_signal(signal.SIGTERM)
+            p.send_signal(sig)
             out, err = p.communicate(timeout=60)
             self.assertEqual(p.returncode, 130, out + err)
-            self.assertIn("interrupted by SIGTERM", out)
+            self.assertIn(f"interrupted by {sig.name}", out)
             rep = load(rep_path)
             done = [c["sweep"]["index"] for c in rep["cases"]]
             self.assertGreaterEqual(len(done), 1)
             self.assertLess(len(done), 12, "the sweep ended before the signal: make its cases longer")
             self.assertFalse(rep["sweep"]["complete"])
-            self.assertEqual(rep["sweep"]["interrupted"], "SIGTERM")
+            self.assertEqual(rep["sweep"]["interrupted"], sig.name)
             recorded = [r["sweep"]["index"] for r in jsonl(rec_path)[1:]]
             self.assertEqual(sorted(recorded), sorted(done))  # the report has every finished case
             self.assertFalse([f for f in os.listdir(d) if f.endswith(".tmp")])
