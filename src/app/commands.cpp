@@ -69,6 +69,23 @@ int list_configs_command(const CaseSpec& spec, const DeviceInfo& dev) {
   return kExitPass;
 }
 
+// With --output - the report owns the process's stdout: it goes to a copy of it, and stdout
+// itself (file descriptor 1, which a plugin's printf writes to) is pointed at stderr.
+static std::FILE* g_report_out = stdout;
+
+static void give_stdout_to_the_report() {
+  std::fflush(stdout);
+  const int fd = ::dup(STDOUT_FILENO);
+  if (fd < 0) return;
+  std::FILE* f = ::fdopen(fd, "w");
+  if (!f) {
+    ::close(fd);
+    return;
+  }
+  g_report_out = f;
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+}
+
 void write_run_reports(const RunOptions& o, int argc, char** argv, const DeviceInfo& dev,
                        const std::string& clock_source, const std::string& clock_note,
                        const CaseResult& r) {
@@ -86,7 +103,8 @@ void write_run_reports(const RunOptions& o, int argc, char** argv, const DeviceI
   if (!o.output.empty()) {
     const std::string text = make_writer(o.format)->render(info, {r}, o.keep_samples);
     if (o.output == "-") {
-      std::fputs(text.c_str(), stdout);
+      std::fputs(text.c_str(), g_report_out);
+      std::fflush(g_report_out);
     } else {
       write_text_file_atomic(o.output, text);
       std::fprintf(human, "report    %s (%s)\n", o.output.c_str(), o.format.c_str());
@@ -116,6 +134,7 @@ std::string run_subject(const RunOptions& o) {
 
 int run_command(RunOptions& o, int argc, char** argv) {
   validate_options(o);
+  if (o.output == "-") give_stdout_to_the_report();
   for (const auto& lib : o.kernel_libs) (void)load_kernel_library(lib);  // no-op when loaded
   for (const auto& py : o.kernel_pys) (void)load_python_kernel(py);      // likewise
   Context ctx = Context::create(o.device);

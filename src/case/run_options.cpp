@@ -1,6 +1,7 @@
 #include "src/case/run_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -259,6 +260,14 @@ void validate_options(RunOptions& o) {
   (void)writer_for("--format", o.format);
   if (o.format_option && o.format_option->count() > 0 && o.output.empty())
     throw usage_error(fmt::format("--format {}: needs --output PATH (or --output - for stdout)", o.format));
+  if (o.format_option && o.format_option->count() == 0 && !o.output.empty() && o.output != "-") {
+    // A file named for another format would get the default JSON: say so rather than write it.
+    const std::string ext = std::filesystem::path(o.output).extension().string();
+    for (const char* other : {".csv", ".md", ".txt", ".xml", ".html"})
+      if (ext == other)
+        throw usage_error(fmt::format("--output {}: needs --format ({}); without it the report is "
+                                      "json", o.output, fmt::join(writer_formats(), ", ")));
+  }
   if (o.keep_samples && o.json_path.empty() && o.output.empty())
     throw usage_error("--samples: needs a report to keep them in (--json PATH or --output PATH)");
   if (!o.spec.save_tensors_dir.empty()) check_output_dir("--save-tensors", o.spec.save_tensors_dir);

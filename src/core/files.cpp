@@ -126,7 +126,12 @@ bool same_file(const std::string& a, const std::string& b) {
   return !e1 && !e2 && pa == pb;
 }
 
-void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& given) {
+  // Every command reads its own executable: an output over it (or a link to it) is refused too.
+  std::vector<NamedPath> inputs = given;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) inputs.push_back({"the running executable", exe.string()});
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [flag, path] = outputs[i];
     if (path.empty() || path == "-") continue;

@@ -34,8 +34,8 @@ std::string read_input_file(const std::string& path);
 // normalized absolute path).
 bool same_file(const std::string& a, const std::string& b);
 
-// No output may be an input or another output of the same command: throws usage_error naming
-// both arguments. Each entry is (what, path), e.g. ("--json", "r.json") or ("BASE", "b.json").
+// No output may be an input (the running executable always counts as one) or another output of
+// the same command: throws usage_error naming both arguments. Each entry is (what, path), e.g. ("--json", "r.json") or ("BASE", "b.json").
 using NamedPath = std::pair<std::string, std::string>;
 void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 

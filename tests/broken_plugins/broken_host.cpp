@@ -12,7 +12,7 @@
 
 namespace {
 
-enum class Fault { Nan, Unwritten, Hang, Status, Oob, None, NanWhenAsked, StatusLater, LongStatus };
+enum class Fault { Nan, Unwritten, Hang, Status, Oob, None, NanWhenAsked, StatusLater, LongStatus, Chatty };
 
 int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* o, void*, void*,
             char* msg, size_t size) {
@@ -59,6 +59,11 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
       nvfp4_example::host_gemm(*p, *o, p->m);
       if (std::getenv("NVFP4_TEST_BREAK")) o->c[0] = 0x7E00;
       return NVFP4BENCH_OK;
+    case Fault::Chatty:  // correct, and prints to stdout on every call
+      std::printf("chatter from the plugin\n");
+      std::fflush(stdout);
+      nvfp4_example::host_gemm(*p, *o, p->m);
+      return NVFP4BENCH_OK;
   }
   return NVFP4BENCH_ERROR;
 }
@@ -76,7 +81,7 @@ size_t huge_workspace(void*, const nvfp4bench_problem*) { return SIZE_MAX; }
 Fault kNan = Fault::Nan, kUnwritten = Fault::Unwritten, kHang = Fault::Hang,
       kStatus = Fault::Status, kOob = Fault::Oob, kNone = Fault::None,
       kNanWhenAsked = Fault::NanWhenAsked, kStatusLater = Fault::StatusLater,
-      kLongStatus = Fault::LongStatus;
+      kLongStatus = Fault::LongStatus, kChatty = Fault::Chatty;
 
 const nvfp4bench_kernel kKernels[] = {
     {"broken-nan-host", "test plugin: writes one NaN", NVFP4BENCH_SPACE_HOST, 0, 0, &kNan,
@@ -89,6 +94,8 @@ const nvfp4bench_kernel kKernels[] = {
      &kStatus, nullptr, nullptr, run},
     {"broken-oob-host", "test plugin: stores one element past C (AddressSanitizer finds it)",
      NVFP4BENCH_SPACE_HOST, 0, 0, &kOob, nullptr, nullptr, run},
+    {"chatty-host", "test plugin: correct, prints to stdout on every call", NVFP4BENCH_SPACE_HOST,
+     0, 0, &kChatty, nullptr, nullptr, run},
     {"k64-host", "test plugin: correct, refuses K not a multiple of 64", NVFP4BENCH_SPACE_HOST,
      0, 0, &kNone, k64_only, nullptr, run},
     {"recheck-status-host", "test plugin: correct, then an error status on new operands",

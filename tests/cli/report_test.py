@@ -18,7 +18,7 @@ try:
 except ImportError:  # scripts/setup installs python3-jsonschema; without it validation skips
     jsonschema = None
 
-from nvfp4cli import HOST_ENV, SCHEMA, load, run
+from nvfp4cli import HOST_ENV, PLUGIN_DIR, SCHEMA, load, run
 SMALL = ["--m", "24", "--n", "40", "--k", "64", "--seed", "3"]
 
 
@@ -154,6 +154,15 @@ class Reports(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         json.loads(out)  # nothing else on stdout
         self.assertIn("verify", err)
+        # A plugin that prints: its lines go to stderr, in-process and isolated alike.
+        for how in ("--isolate", "--no-isolate"):
+            rc, out, err = run(*SMALL, "--iters", "2", "--format", "csv", "--output", "-", how,
+                               "--kernel-lib", os.path.join(PLUGIN_DIR, "libnvfp4_broken_host.so"),
+                               "--kernel", "chatty-host")
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn("chatter", out)
+            self.assertIn("chatter from the plugin", err)
+            self.assertTrue(out.startswith("name,implementation,"), out[:200])
 
 
 def controlled(report, median, iqr, count, disposition="passed"):
