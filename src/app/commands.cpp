@@ -145,6 +145,7 @@ int run_command(RunOptions& o, int argc, char** argv) {
     std::fprintf(o.output == "-" ? stderr : stdout,
                  "nvfp4bench: no CUDA device (%s): running on the host backend\n",
                  ctx.dev.no_gpu_reason.c_str());
+    std::fflush(nullptr);  // first in the log even where stdout is a file and stderr is not
   }
   apply_backend_defaults(o, ctx);  // CPU runs are slow: fewer samples unless asked
   // With --output - the report owns stdout; the summary moves to stderr.

@@ -327,6 +327,9 @@ void run_case_into(const CaseSpec& spec, Context& ctx, CaseResult& r) {
   r.bytes = TensorBytes::of(s);
 
   const CasePlan p = plan_case(spec, ctx, r);
+  if (!ctx.gpu() && spec.measure.mode != MeasureMode::Hot && spec.measure.mode != MeasureMode::Cold)
+    r.notes.push_back(fmt::format("host backend: --mode {} is timed as hot (no cache is flushed or "
+                                  "rotated on the host)", mode_name(spec.measure.mode)));
   require_memory(s, p, r.bytes, ctx);
   CaseOutputs out = allocate_outputs(spec, p, ctx);
   // The first calls are judged before any timing, so what a later failure ends is kept.

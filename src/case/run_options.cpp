@@ -276,6 +276,9 @@ void validate_options(RunOptions& o) {
 
 void apply_backend_defaults(RunOptions& o, const Context& ctx) {
   if (ctx.gpu()) return;
+  if (o.device != 0)
+    throw usage_error(fmt::format("--device {}: {}; the host backend has device 0 only", o.device,
+                                  ctx.dev.no_gpu_reason.empty() ? "no CUDA device" : ctx.dev.no_gpu_reason));
   if (o.iters_option && o.iters_option->count() == 0) o.spec.measure.iters = 3;
   if (o.warmup_option && o.warmup_option->count() == 0) o.spec.measure.warmup = 1;
 }

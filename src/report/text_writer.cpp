@@ -65,10 +65,14 @@ std::string summary(const CaseResult& r, const DeviceInfo& dev) {
                         r.exact_reference->passed() ? "agrees" : "DISAGREES", (long long)r.exact_kernel->checked);
   if (r.verification) {
     const VerifyResult& v = *r.verification;
-    out += fmt::sprintf("verify    %s (%s, %lld elements, %lld mismatches, %lld unwritten, max abs err %.3g, "
-                        "max rel err %.3g)\n",
+    // Errors are over finite pairs: where every mismatch is unwritten, NaN or infinite, a 0
+    // would read as "right", so none is given.
+    const std::string errs = v.mismatches > 0 && v.max_abs_err == 0
+                                 ? std::string("no finite mismatch to measure an error on")
+                                 : fmt::format("max abs err {:.3g}, max rel err {:.3g}", v.max_abs_err, v.max_rel_err);
+    out += fmt::sprintf("verify    %s (%s, %lld elements, %lld mismatches, %lld unwritten, %s)\n",
                         v.passed() ? "PASSED" : "FAILED", v.mode.c_str(), (long long)v.checked,
-                        (long long)v.mismatches, (long long)v.unwritten, v.max_abs_err, v.max_rel_err);
+                        (long long)v.mismatches, (long long)v.unwritten, errs.c_str());
     for (const auto& m : v.first)
       out += fmt::sprintf("          at l=%lld i=%lld j=%lld: got %g, expected %g%s\n", (long long)m.at.batch,
                           (long long)m.at.i, (long long)m.at.j, m.got, m.expected,

@@ -94,7 +94,7 @@ int finish(const SweepOutcome& out, const std::string& report_path, const std::s
       report_path.c_str());
   if (!fatal.empty()) throw runtime_error(fatal);
   if (out.signal_received) {
-    std::printf("sweep: interrupted by %s: %lld cases not run; continue with --resume\n",
+    std::fprintf(stderr, "nvfp4bench: sweep: interrupted by %s: %lld cases not run; continue with --resume\n",
                 signal_name(out.signal_received).c_str(),
                 (long long)(out.in_shard_count - int64_t(out.cases.size())));
     return kExitInterrupted;

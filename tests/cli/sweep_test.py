@@ -328,7 +328,7 @@ class Sweeps(unittest.TestCase):
             p.send_signal(sig)
             out, err = p.communicate(timeout=60)
             self.assertEqual(p.returncode, 130, out + err)
-            self.assertIn(f"interrupted by {sig.name}", out)
+            self.assertIn(f"nvfp4bench: sweep: interrupted by {sig.name}", err)
             rep = load(rep_path)
             done = [c["sweep"]["index"] for c in rep["cases"]]
             self.assertGreaterEqual(len(done), 1)
