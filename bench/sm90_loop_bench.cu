@@ -1,4 +1,4 @@
-// The fused path's consumer K loop alone (docs/kernels.md, "What limits the fused path"): the
+// The fused path's consumer K loop alone (docs/kernels.md, "The Hopper kernel (`sm90`)"): the
 // ring's stages are filled once with valid-looking data and the producer re-arms each stage as
 // soon as it is released, so no memory traffic and no producer work remains. What is left is the
 // consumers' chain per 64-wide K block: barrier wait, raw-B loads, decode, wgmma issue,
