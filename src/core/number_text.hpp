@@ -22,9 +22,12 @@ std::string integer_text_problem(const std::string& text, T* out = nullptr) {
   T v{};
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  // Past the type's range: the bound it passed, said as what is allowed (a tighter lower bound,
+  // such as >= 1, is the caller's own check and message).
   if (ec == std::errc::result_out_of_range)
-    return fmt::format("'{}' is out of range ({} to {})", text, std::numeric_limits<T>::min(),
-                       std::numeric_limits<T>::max());
+    return !text.empty() && text[0] == '-'
+               ? fmt::format("'{}' is out of range (at least {})", text, std::numeric_limits<T>::min())
+               : fmt::format("'{}' is out of range (at most {})", text, std::numeric_limits<T>::max());
   if (text.empty() || ec != std::errc() || ptr != end)
     return fmt::format("'{}' is not {}", text, std::is_signed_v<T> ? "a decimal integer"
                                                                    : "a non-negative decimal integer");

@@ -70,6 +70,10 @@ OutputPaths output_paths(const SweepOptions& o, const Shard& shard) {
   out.logs_dir =
       (fs::absolute(out.report, ec).parent_path() / (fs::path(out.report).stem().string() + ".logs"))
           .string();
+  // A failed case's log goes there: refused now rather than lost then.
+  if (fs::exists(out.logs_dir, ec) && !fs::is_directory(out.logs_dir, ec))
+    throw usage_error(fmt::format("{}: not a folder, where the failed cases' logs go; move it, or "
+                                  "give the report another name", out.logs_dir));
   return out;
 }
 

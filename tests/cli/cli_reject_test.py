@@ -80,7 +80,9 @@ class RejectTable(unittest.TestCase):
                            "cases": []}, f)
         with open(os.path.join(d, "sub.py"), "w") as f:  # a submission the outputs must not replace
             f.write("def custom_kernel(data):\n    return data[-1]\n")
-        os.symlink(BIN, os.path.join(d, "nvfp4bench"))  # the running executable, by a link
+        os.symlink(BIN, os.path.join(d, "nvfp4bench"))
+        with open(os.path.join(d, "blocked.logs"), "w") as f:  # where a sweep's logs folder goes
+            f.write("not a folder\n")  # the running executable, by a link
         for name in os.listdir(PLUGIN_DIR):
             if name.endswith(".so"):
                 os.symlink(os.path.join(PLUGIN_DIR, name), os.path.join(d, name))
