@@ -127,9 +127,10 @@ void judge_verdict(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOu
                    CaseResult& r) {
   VerdictChecks v;
   if (!out.stop_failure.empty()) {
-    // The timing stopped at the failure: nothing else to look at.
-    (out.stop_part == "isolation" ? v.isolation.failure : v.timed.failure) = out.stop_failure;
-    v.timed.done = v.isolation.done = true;
+    // The timing stopped at a wrong call (--check-every-call, the only VerdictStop): nothing
+    // else to look at, and no hold's record to report.
+    v.timed.failure = out.stop_failure;
+    v.timed.done = true;
     v.timed.every_call = spec.check_every_call;
     v.timed.secret_seed = out.runs.secret;
     r.verdict = std::move(v);

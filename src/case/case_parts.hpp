@@ -33,7 +33,7 @@ struct CaseOutputs {
   TimedRuns runs;                         // how the timed runs are fed and checked
   std::unique_ptr<TimedOutputs> timed;    // what the kernel's timed calls wrote
   std::vector<uint16_t> timed_c;          // host backend: the timed calls' output
-  std::string stop_part, stop_failure;    // the kernel's timing stopped by the verdict (VerdictStop)
+  std::string stop_failure;               // the kernel's timing stopped by the verdict (VerdictStop)
 };
 
 // The CPU reference (full or at the sampled coordinates), timed once.

@@ -243,7 +243,6 @@ void time_on_device_all(const CaseSpec& spec, const CasePlan& p, Context& ctx, C
     auto m = time_on_device(*p.kernel, dev, kops, kws.get(), spec.measure, ctx, kruns);
     r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
   } catch (const VerdictStop& e) {
-    out.stop_part = e.part();
     out.stop_failure = e.what();
     ctx.stream->sync();
     return;  // judged incorrect (judge_verdict); the peers are not timed beside a wrong kernel
@@ -304,7 +303,6 @@ void time_on_host_kernel(const CaseSpec& spec, const CasePlan& p, CaseOutputs& o
     auto m = time_on_host(*p.kernel, kws.data(), spec.measure, out.timed_c, kruns);
     r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
   } catch (const VerdictStop& e) {
-    out.stop_part = e.part();
     out.stop_failure = e.what();
   }
 }
