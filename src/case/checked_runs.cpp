@@ -140,7 +140,8 @@ Measurement time_on_device(Gemm& g, DeviceTensors& dev, const Operands& ops, voi
   const bool checked = runs.reference != nullptr;
   const int64_t per_slot = gathered_per_slot(c_elems, n);
   DeviceBuffer gathered_dev(checked ? size_t(n * per_slot) * 2 : 0);
-  std::vector<uint16_t> gathered(checked ? size_t(n * per_slot) : 0), slot_c;
+  PinnedBuffer<uint16_t> gathered(checked ? size_t(n * per_slot) : 0);
+  PinnedBuffer<uint16_t> slot_c(checked && runs.every_call ? size_t(n) * size_t(c_elems) : 0);
   ExpectedAt expected;
   if (checked) {
     *runs.timed = std::make_unique<TimedOutputs>(s, runs.secret, n);
@@ -155,24 +156,24 @@ Measurement time_on_device(Gemm& g, DeviceTensors& dev, const Operands& ops, voi
       generate_device(with_seed(runs.problem, call_seed(runs.secret, run, i)), *c.tensors[size_t(i)], q);
     fill_random_device(c.c.get<uint16_t>(), c_elems, n, fill_seed(runs.secret, run), q);
   };
-  if (checked)
-    hooks.after = [&](cudaStream_t q, int64_t run, int64_t sample) {
-      // On the tool's stream right after the window: what the calls wrote by the time they
-      // ended, not what work left running elsewhere writes later.
+  if (checked) {
+    hooks.behind = [&](cudaStream_t q, int64_t run) {
+      // Behind the window on the tool's stream, enqueued while it is still held: what the calls
+      // wrote by the time they ended, not what work left running elsewhere writes later.
       gather_device(c.c.get<uint16_t>(), c_elems, n, per_slot, gather_seed(runs.secret, run),
                     gathered_dev.get<uint16_t>(), q);
       NVFP4_CUDA_CHECK(cudaMemcpyAsync(gathered.data(), gathered_dev.get(), gathered_dev.bytes(),
                                        cudaMemcpyDeviceToHost, q));
-      if (runs.every_call) {
-        slot_c.resize(size_t(n) * size_t(c_elems));
+      if (runs.every_call)
         NVFP4_CUDA_CHECK(cudaMemcpyAsync(slot_c.data(), c.c.get(), c.c.bytes(), cudaMemcpyDeviceToHost, q));
-      }
-      NVFP4_CUDA_CHECK(cudaStreamSynchronize(q));
+    };
+    hooks.after = [&](cudaStream_t, int64_t run, int64_t sample) {
       (*runs.timed)->offer(run, sample, gathered.data());
       if (!runs.every_call) return;
       for (int i = 0; i < n; ++i) check_call(runs, expected, run, sample, i, n, slot_c.data() + int64_t(i) * c_elems);
       (*runs.timed)->count_checked(n, n * c_elems, sample >= 0);
     };
+  }
   return measure_device([&](cudaStream_t q, int copy) { g.run(s, c.ops[size_t(copy)], ws, q); }, n,
                         c.bytes_per_copy, mo, ctx.timer(), &hooks);
 }

@@ -39,6 +39,29 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// RAII page-locked host memory: a copy into it is enqueued without the host waiting for it, which
+// a copy into pageable memory is not (it would wait behind a held stream).
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(size_t count) : count_(count) {
+    if (count) NVFP4_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T), cudaHostAllocDefault));
+  }
+  ~PinnedBuffer() {
+    if (ptr_) (void)cudaFreeHost(ptr_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  T* data() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
 // A stream and events, owned.
 class Stream {
  public:

@@ -170,7 +170,7 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
   Event start, stop;
   int64_t run = 0, attempt = 0;
   // Every run, warm-up or sample, does the same: the hooks' work, the flush, the held window,
-  // then the hooks' work after it. `sample` < 0: a warm-up.
+  // the hooks' work behind it, then after it. `sample` < 0: a warm-up.
   const auto one_run = [&](int64_t sample) -> TimedSample {
     const int64_t this_run = run++;
     if (hooks && hooks->before) hooks->before(st, this_run);
@@ -182,8 +182,11 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
     body();
     const double h1 = steady_seconds();
     NVFP4_CUDA_CHECK(cudaEventRecord(stop.get(), st));
+    // Enqueued before the release, the hooks' work runs right as the window ends: work the call
+    // left running on another stream cannot finish first.
+    if (hooks && hooks->behind) hooks->behind(st, this_run);
     if (held) hold.release();
-    NVFP4_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
     TimedSample t;
     t.host_us = (h1 - h0) * 1e6 / m.launches_per_sample;
     const std::string what = sample < 0 ? fmt::format("warm-up run {}", this_run)

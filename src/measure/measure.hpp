@@ -87,8 +87,12 @@ struct SampleHooks {
   // Before run `run` (counted from 0 over warm-ups and samples), outside its window and before
   // the L2 flush and the stream hold: device work on `stream` (nullptr on the host).
   std::function<void(cudaStream_t stream, int64_t run)> before;
-  // After run `run` has finished; `sample` is its attempt number among the timed samples, -1
-  // for a warm-up. May throw VerdictStop.
+  // Right behind run `run`'s window, before the stream hold is released: device work on `stream`
+  // that must run before anything else can (the gather of the outputs into pinned memory). It
+  // must not wait on the host: the stream is still held.
+  std::function<void(cudaStream_t stream, int64_t run)> behind;
+  // After run `run` and the work `behind` enqueued have finished; `sample` is its attempt number
+  // among the timed samples, -1 for a warm-up. May throw VerdictStop.
   std::function<void(cudaStream_t stream, int64_t run, int64_t sample)> after;
 };
 

@@ -576,12 +576,10 @@ class VerdictGpu(Verdict):
                 else:
                     self.timed_with_its_wait(self.plugin("host-wait", mode), self.honest_example_median(mode))
 
-    @unittest.expectedFailure
     def test_torch_side_stream_not_waited_for_is_caught_at_small_shapes(self):
-        # A known gap (docs/cli.md, "What catches what"): a side-stream GEMM short enough to end
-        # between the window's end and the gather (the host's turnaround) escapes. Seen on the
-        # H200 at 128x1024x2048, cold and rotate. This test fails until the gather is enqueued
-        # right behind the window.
+        # It escaped on the H200 at 128x1024x2048 (cold, rotate) while the gather waited for the
+        # host to see the window end: its GEMM ended first. The gather now runs right behind the
+        # window, enqueued while the stream is still held.
         self.need_torch()
         self.assert_caught(self.python_kernel("other_stream", "cold"), ("isolation", "timed_outputs"),
                            env={"NVFP4_CHEAT_P": "0.5", "NVFP4_CHEAT_LOG": self.log})
