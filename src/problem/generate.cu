@@ -5,35 +5,27 @@
 namespace nvfp4 {
 namespace {
 
-__global__ void generate_kernel(Dist dist, uint64_t seed, TensorId id, int64_t blocks,
-                                uint8_t* __restrict__ q, uint8_t* __restrict__ sf) {
-  for (int64_t blk = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; blk < blocks;
-       blk += int64_t(gridDim.x) * blockDim.x) {
+// Writes the packed bytes, the linear scales and the blocked scales of each block it generates
+// (one pass: the operands are regenerated before every timed run, docs/cli.md "The verdict").
+// Index is 32-bit where the block count allows: the row/column split is then a 32-bit division.
+template <class Index>
+__global__ void generate_kernel(Dist dist, uint64_t key, ScaleLayout lay, Index blocks,
+                                uint8_t* __restrict__ q, uint8_t* __restrict__ sf,
+                                uint8_t* __restrict__ blocked) {
+  const Index kblocks = Index(lay.kblocks), rows = Index(lay.rows);
+  for (Index blk = blockIdx.x * Index(blockDim.x) + threadIdx.x; blk < blocks;
+       blk += Index(gridDim.x) * blockDim.x) {
     uint8_t bytes[8];
     uint8_t scale;
-    generate_block(dist, seed, id, uint64_t(blk), bytes, &scale);
+    generate_block_keyed(dist, key, uint64_t(blk), bytes, &scale);
     uint2 packed;
     packed.x = bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (uint32_t(bytes[3]) << 24);
     packed.y = bytes[4] | (bytes[5] << 8) | (bytes[6] << 16) | (uint32_t(bytes[7]) << 24);
     reinterpret_cast<uint2*>(q)[blk] = packed;  // K/2 is a multiple of 8: 8-byte aligned
     sf[blk] = scale;
-  }
-}
-
-// Writes every entry of the blocked buffer (padding as zero), so no memset is needed.
-__global__ void blocked_kernel(ScaleLayout lay, const uint8_t* __restrict__ linear,
-                               uint8_t* __restrict__ blocked) {
-  const int64_t per_batch = lay.blocked_bytes_per_batch();
-  const int64_t kp = lay.kblocks_padded();
-  const int64_t total = per_batch * lay.batches;
-  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
-       idx += int64_t(gridDim.x) * blockDim.x) {
-    // Enumerate padded (batch, r, c) and scatter into the blocked offset.
-    const int64_t batch = idx / per_batch;
-    const int64_t rc = idx % per_batch;
-    const int64_t r = rc / kp, c = rc % kp;
-    const bool inside = r < lay.rows && c < lay.kblocks;
-    blocked[lay.blocked_offset(r, c, batch)] = inside ? linear[lay.linear_offset(r, c, batch)] : 0;
+    const Index row = blk / kblocks, c = blk - row * kblocks;
+    const Index batch = row / rows, r = row - batch * rows;
+    blocked[lay.blocked_offset(int64_t(r), int64_t(c), int64_t(batch))] = scale;
   }
 }
 
@@ -46,10 +38,15 @@ void generate_tensor(const Problem& p, TensorId id, int64_t rows, uint8_t* q, ui
                      uint8_t* sf_blocked, cudaStream_t stream) {
   const Shape& s = p.shape;
   const int64_t blocks = s.l * rows * (s.k / kBlockSize);
-  generate_kernel<<<grid_for(blocks, 256), 256, 0, stream>>>(p.dist, p.seed, id, blocks, q, sf);
-  NVFP4_CUDA_CHECK_LAUNCH();
   const auto lay = ScaleLayout::make(rows, s.k, s.l);
-  blocked_kernel<<<grid_for(lay.blocked_bytes(), 256), 256, 0, stream>>>(lay, sf, sf_blocked);
+  // The blocked layout's padding is zero; the kernel writes only the entries of real blocks.
+  if (lay.rows_padded() != lay.rows || lay.kblocks_padded() != lay.kblocks)
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(sf_blocked, 0, size_t(lay.blocked_bytes()), stream));
+  const uint64_t key = random_key(p.seed, id);
+  if (blocks < (int64_t(1) << 31))
+    generate_kernel<uint32_t><<<grid_for(blocks, 256), 256, 0, stream>>>(p.dist, key, lay, uint32_t(blocks), q, sf, sf_blocked);
+  else
+    generate_kernel<uint64_t><<<grid_for(blocks, 256), 256, 0, stream>>>(p.dist, key, lay, uint64_t(blocks), q, sf, sf_blocked);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 

@@ -25,10 +25,19 @@ NVFP4_HD uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+// The per-tensor key of random_bits: one per (seed, tensor), so a generator computes it once.
+NVFP4_HD uint64_t random_key(uint64_t seed, TensorId t) {
+  return mix64(seed ^ (0xA0761D6478BD642Full * (static_cast<uint64_t>(t) + 1)));
+}
+
+// 64 random bits for (key, block index, draw number within the block).
+NVFP4_HD uint64_t random_bits_keyed(uint64_t key, uint64_t block, uint32_t draw) {
+  return mix64(mix64(key ^ mix64(block)) + 0xE7037ED1A0B428DBull * (draw + 1u));
+}
+
 // 64 random bits for (seed, tensor, block index, draw number within the block).
 NVFP4_HD uint64_t random_bits(uint64_t seed, TensorId t, uint64_t block, uint32_t draw) {
-  const uint64_t key = mix64(seed ^ (0xA0761D6478BD642Full * (static_cast<uint64_t>(t) + 1)));
-  return mix64(mix64(key ^ mix64(block)) + 0xE7037ED1A0B428DBull * (draw + 1u));
+  return random_bits_keyed(random_key(seed, t), block, draw);
 }
 
 // An approximately standard normal value from 12 uniform 16-bit draws (Irwin-Hall): the sum
@@ -44,13 +53,13 @@ NVFP4_HD float irwin_hall_normal(uint64_t r0, uint64_t r1, uint64_t r2) {
 }
 
 // Generates one 16-element block: 8 packed bytes and its E4M3 scale byte.
-// `block` is the linear block index ((batch * rows + row) * kblocks + kb).
-NVFP4_HD void generate_block(Dist dist, uint64_t seed, TensorId t, uint64_t block,
-                             uint8_t bytes[8], uint8_t* scale) {
+// `block` is the linear block index ((batch * rows + row) * kblocks + kb); `key` is random_key(seed, t).
+NVFP4_HD void generate_block_keyed(Dist dist, uint64_t key, uint64_t block, uint8_t bytes[8],
+                                   uint8_t* scale) {
   if (dist == Dist::GpuMode) {
-    const uint64_t r = random_bits(seed, t, block, 0);
+    const uint64_t r = random_bits_keyed(key, block, 0);
     for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(r >> (8 * i));
-    const uint64_t s = random_bits(seed, t, block, 1);
+    const uint64_t s = random_bits_keyed(key, block, 1);
     // e4m3 of 0, 1, 2, 3
     const uint8_t codes[4] = {0x00, 0x38, 0x40, 0x44};
     *scale = codes[s & 3u];
@@ -60,8 +69,8 @@ NVFP4_HD void generate_block(Dist dist, uint64_t seed, TensorId t, uint64_t bloc
   float amax = 0.0f;
   for (int i = 0; i < kBlockSize; ++i) {
     const uint32_t d = static_cast<uint32_t>(i) * 3u;
-    v[i] = irwin_hall_normal(random_bits(seed, t, block, d), random_bits(seed, t, block, d + 1),
-                             random_bits(seed, t, block, d + 2));
+    v[i] = irwin_hall_normal(random_bits_keyed(key, block, d), random_bits_keyed(key, block, d + 1),
+                             random_bits_keyed(key, block, d + 2));
     const float a = v[i] < 0.0f ? -v[i] : v[i];
     amax = a > amax ? a : amax;
   }
@@ -73,6 +82,11 @@ NVFP4_HD void generate_block(Dist dist, uint64_t seed, TensorId t, uint64_t bloc
     const unsigned hi = s > 0.0f ? e2m1_encode(v[2 * i + 1] / s) : 0u;
     bytes[i] = fp4_pack(lo, hi);
   }
+}
+
+NVFP4_HD void generate_block(Dist dist, uint64_t seed, TensorId t, uint64_t block,
+                             uint8_t bytes[8], uint8_t* scale) {
+  generate_block_keyed(dist, random_key(seed, t), block, bytes, scale);
 }
 
 // The verdict's values around each timed call (docs/cli.md, "The verdict"), from seeds the
