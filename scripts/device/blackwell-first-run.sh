@@ -13,6 +13,11 @@
 #   build     scripts/setup --tests against python3 (--kernel-py built in), sm_100f included
 #   tests     ctest, every test: the host tests 4 at a time, then the GPU tests one at a time
 #   inspect   scripts/inspect-sm100 (SASS counts, registers, spills)
+#   bisect    build/sm100_bisect: structured probes through sm100 that name which hardware
+#             behaviour differs from the documented one, and how - (a) the K step inside the
+#             swizzle atom, (b) the tcgen05.cp lane mapping, (c) the scale placement in tensor
+#             memory, (d) the epilogue (docs/kernels.md, "The bisect"); also run after step
+#             shapes whenever an sm100 case failed there and this step was not asked for
 #   shapes    sm100 and cublaslt-nvfp4 on every GPU MODE shape (configs/gpumode-nvfp4-gemm.json),
 #             each fully verified against cpu-exact, plus --verify-exact against each other;
 #             sm100 also at L = 3 and on ragged shapes; split-K shapes twice, C compared bit for bit
@@ -38,11 +43,12 @@ BIN=$BUILD/nvfp4bench
 PY=$(command -v python3 || true)
 CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 CFG=configs/gpumode-nvfp4-gemm.json
-steps=("$@"); ((${#steps[@]})) || steps=(gate build tests inspect shapes kernelpy sweep sanitize)
+all_steps="gate build tests inspect bisect shapes kernelpy sweep sanitize"
+steps=("$@"); ((${#steps[@]})) || read -ra steps <<< "$all_steps"
 for s in "${steps[@]}"; do  # names checked before the gate (the steps are defined below)
-  case " gate build tests inspect shapes kernelpy sweep sanitize " in
+  case " $all_steps " in
     *" $s "*) ;;
-    *) echo "blackwell-first-run: unknown step '$s' (steps: gate build tests inspect shapes kernelpy sweep sanitize; --help)" >&2; exit 2 ;;
+    *) echo "blackwell-first-run: unknown step '$s' (steps: $all_steps; --help)" >&2; exit 2 ;;
   esac
 done
 if ((dry_run)); then
@@ -112,10 +118,24 @@ step_inspect() {
   result "scripts/inspect-sm100" $?
 }
 
+# The bisect (build/sm100_bisect): its verdict in the summary, with the line of each behaviour
+# that differs (how it differs); the whole report in bisect.txt.
+bisect_ran=0
+sm100_wrong=0
+step_bisect() {
+  need_build || return
+  bisect_ran=1
+  timeout 600 "$BUILD/sm100_bisect" > "$R/bisect.txt" 2>&1
+  local rc=$?
+  result "sm100 bisect: $(grep -E '^(verdict|sm100_bisect): ' "$R/bisect.txt" | head -1 | cut -c1-160)" $rc
+  grep -F ': DIFFERS: ' "$R/bisect.txt" | sed 's/^/        /' | tee -a "$SUMMARY"
+}
+
 run_case() {  # NAME ARGS...: one report, its verify line in the summary
   local name=$1; shift
   timeout 600 "$BIN" "$@" --json "$R/shapes/$name.json" > "$R/shapes/$name.log" 2>&1
   local rc=$?
+  [[ $rc -ne 0 && $* == *"--kernel sm100 --reference cpu-exact"* ]] && sm100_wrong=1
   result "$name: $(grep -E '^(verify|error)' "$R/shapes/$name.log" | head -1 | cut -c1-110)" $rc
 }
 
@@ -214,6 +234,10 @@ for s in "${steps[@]}"; do
   "step_$s"
   echo "== $s: $(( $(date +%s) - t0 )) s"
 done
+if ((sm100_wrong && !bisect_ran)); then  # sm100's output was wrong: say which behaviour, if one
+  echo "== bisect (an sm100 case failed in step shapes)"
+  step_bisect
+fi
 
 {
   echo "# Blackwell first run ($(date -u +%F))"
@@ -222,7 +246,7 @@ done
   ((blackwell)) || echo "NOT a Blackwell GPU (NVFP4_FIRST_RUN_ANY_GPU=1): sm100 and cublaslt-nvfp4 cannot run here."
   echo
   echo "$failed step(s) failed. One line per check (logs and reports beside this file:"
-  echo "build.log, ctest-cpu.log, ctest-gpu.log, inspect-sm100.txt, shapes/, kernel-py/, sweep/, sanitize/):"
+  echo "build.log, ctest-cpu.log, ctest-gpu.log, inspect-sm100.txt, bisect.txt, shapes/, kernel-py/, sweep/, sanitize/):"
   echo
   echo '```'
   cat "$SUMMARY"

@@ -86,6 +86,37 @@ class FirstRunGate(unittest.TestCase):
             self.assertIn(f"FAILED  ctest {which}: 50% tests passed, 1 tests failed out of 2 (rc 8)", self.summary)
         self.assertIn("2 step(s) failed", readme)
 
+    def test_bisect_step_names_what_differs(self):
+        # The bisect's verdict is the step's summary line, each DIFFERS line (how) follows it,
+        # and its exit status 1 (a behaviour differs) fails the step.
+        report = ("(d) epilogue (TMEM -> registers -> C): ok\n"
+                  "(b) tcgen05.cp 32x128b.warpx4 lane mapping: DIFFERS: SFA lanes 32-63 hold no atom row\n"
+                  "verdict: differs: (b) tcgen05.cp 32x128b.warpx4 lane mapping\n")
+        def tools(tmp):
+            self.fake_tool(os.path.join(tmp, "build", "nvfp4bench"), "exit 0\n")
+            self.fake_tool(os.path.join(tmp, "build", "sm100_bisect"), f"printf '{report}'\nexit 1\n")
+            return {"BUILD": os.path.join(tmp, "build")}
+        p, _, readme = self.run_with_gpu("NVIDIA B200, 10.0", "bisect", extra=tools)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("FAILED  sm100 bisect: verdict: differs: (b) tcgen05.cp 32x128b.warpx4 lane mapping (rc 1)",
+                      self.summary)
+        self.assertIn("        (b) tcgen05.cp 32x128b.warpx4 lane mapping: DIFFERS: SFA lanes 32-63 hold no atom row",
+                      self.summary)
+        self.assertIn("bisect.txt", readme)
+
+    def test_a_wrong_sm100_shape_runs_the_bisect(self):
+        # Step shapes alone: an sm100 case that fails its check brings the bisect in after it.
+        def tools(tmp):
+            self.fake_tool(os.path.join(tmp, "build", "nvfp4bench"), "echo 'verify  FAILED'\nexit 1\n")
+            self.fake_tool(os.path.join(tmp, "build", "sm100_bisect"),
+                           "echo 'verdict: no behaviour differs from the documented one'\nexit 0\n")
+            return {"BUILD": os.path.join(tmp, "build")}
+        p, _, _ = self.run_with_gpu("NVIDIA B200, 10.0", "shapes", extra=tools)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("== bisect (an sm100 case failed in step shapes)", p.stdout)
+        self.assertIn("ok      sm100 bisect: verdict: no behaviour differs from the documented one",
+                      self.summary)
+
     def test_gate_decision_per_compute_capability(self):
         # sm_100f code runs on 10.0 and 10.3 only (kernels/sm100/targets.hpp, checked against
         # sm100's availability() by tests/unit/sm100_kernel_test.cpp).

@@ -8,6 +8,7 @@
 
 #include "kernels/sm100/host_model/model.hpp"
 #include "src/gemm/gemm.hpp"
+#include "src/problem/problem.hpp"
 #include "src/verify/verify.hpp"
 
 namespace nvfp4 {
@@ -22,6 +23,7 @@ struct Spec {
   int64_t exact_per_tile = 4096;  // elements per tile checked against cpu-exact (all if fewer)
   sm100::host_model::Config model;
   int kernel_plant = 0;  // the kernel built with this planted bug (kernels/sm100/plant.hpp)
+  const HostTensors* operands = nullptr;  // given operands of `shape` (null: from data_seed)
 };
 
 struct Outcome {

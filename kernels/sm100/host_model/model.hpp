@@ -45,6 +45,40 @@ enum class Plant {
 const char* plant_name(Plant p);
 std::vector<Plant> all_plants();  // every Plant except None
 
+// Deliberately changed hardware semantics, one switch per behaviour that no CPU check can settle
+// (docs/kernels.md, "The bisect"): each alternative is a plausible other reading of the PTX ISA.
+// The model's own rules and findings stay as they are; only the values change. The sm100
+// bisect (kernels/sm100/bisect.hpp) must name the switch that was changed.
+enum class KStep {
+  Documented,         // (a) the swizzle applies to start + offsets: the 32-byte step moves along K
+  SwizzleBeforeStep,  // the row swizzled from the atom's base, the start's offset added after
+  StepIgnored,        // the start's offset inside the 128-byte row dropped: every MMA reads K 0-63
+};
+enum class ScaleCopy {
+  Documented,        // (b) 32x128b.warpx4: atom row r to lane r of each of the four lane quarters
+  NoMulticast,       // row r to lane r only; lanes 32-127 keep what they held
+  RowsInterleaved,   // row r to lane 4 * (r % 8) + r / 8 of each quarter
+};
+enum class ScalePlacement {
+  Documented,         // (c) row m, K block c: byte c of lane m, column base + m / 32
+  ColumnByteSwapped,  // byte m / 32 of lane m, column base + c
+  BytesReversed,      // byte 3 - c of lane m, column base + m / 32
+};
+enum class LoadMapping {
+  Documented,  // (d) tcgen05.ld 32x32b.x32: thread t, register i <- lane base + t, column col + i
+  Transposed,  // thread t, register i <- lane base + i, column col + t
+};
+struct Semantics {
+  KStep k_step = KStep::Documented;
+  ScaleCopy scale_copy = ScaleCopy::Documented;
+  ScalePlacement scale_placement = ScalePlacement::Documented;
+  LoadMapping load = LoadMapping::Documented;
+  bool documented() const {
+    return k_step == KStep::Documented && scale_copy == ScaleCopy::Documented &&
+           scale_placement == ScalePlacement::Documented && load == LoadMapping::Documented;
+  }
+};
+
 // A buffer of global memory the kernel may touch (its output, workspace, counters): with any
 // listed, every store and checked load outside them is a finding instead of a stray write.
 struct GlobalBuffer {
@@ -63,6 +97,7 @@ struct Config {
   Plant plant = Plant::None;
   int smem_window_offset = -1;  // dynamic shared memory start in the window (-1: random)
   std::vector<GlobalBuffer> globals;  // empty: global accesses unchecked
+  Semantics semantics;                // the hardware's behaviours as the model executes them
 };
 
 struct Result {

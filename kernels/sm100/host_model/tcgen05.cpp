@@ -28,11 +28,15 @@ uint32_t col_of(uint32_t taddr) { return taddr & 0xFFFFu; }
 // swizzle, 128-byte rows in 8-row atoms SBO apart, the address then swizzled by its own bits
 // 4-6 ^ 7-9. The descriptor's start address may sit inside the atom (the K step); the
 // swizzle is applied to the computed address, which needs base offset 0 (1024-byte aligned
-// atoms).
-uint32_t operand_addr(const SmemDesc& d, uint32_t row, uint32_t kb) {
+// atoms). `k_step` other than Documented reads the start's offset inside the 128-byte row
+// another way (model.hpp, KStep): a deliberately changed semantics for the bisect.
+uint32_t operand_addr(const SmemDesc& d, uint32_t row, uint32_t kb,
+                      KStep k_step = KStep::Documented) {
   if (d.swizzle == SmemSwizzle::B128) {
-    const uint32_t a = d.start_addr + (row / 8) * d.sbo_bytes + (row % 8) * 128 + kb;
-    return a ^ (((a >> 7) & 7u) << 4);
+    const uint32_t step = k_step == KStep::Documented ? 0u : d.start_addr % 128;
+    const uint32_t a = d.start_addr - step + (row / 8) * d.sbo_bytes + (row % 8) * 128 + kb;
+    const uint32_t swizzled = a ^ (((a >> 7) & 7u) << 4);
+    return k_step == KStep::SwizzleBeforeStep ? swizzled + step : swizzled;
   }
   return d.start_addr + (row / 8) * d.sbo_bytes + (kb / 16) * d.lbo_bytes + (row % 8) * 16 +
          kb % 16;
@@ -140,13 +144,16 @@ void Cta::execute_tc(const TcOp& op) {
     // from a no-swizzle matrix (row r at start + (r/8)*SBO + (r%8)*16) to 32 lanes x 4
     // columns, multicast to each of the four 32-lane quarters.
     const SmemDesc d = SmemDesc::unpack(op.a);
+    const ScaleCopy sem = cfg.semantics.scale_copy;
     for (uint32_t r = 0; r < 32; ++r) {
       const uint32_t src = d.start_addr + (r / 8) * d.sbo_bytes + (r % 8) * 16;
       if (src + 16 > kWindowBytes || op.d + 4 > kTmemColumns) continue;  // reported at issue
+      const uint32_t lane = sem == ScaleCopy::RowsInterleaved ? 4 * (r % 8) + r / 8 : r;
       for (uint32_t w = 0; w < 4; ++w) {
         uint32_t word;
         std::memcpy(&word, window + src + 4 * w, 4);
-        for (uint32_t q = 0; q < 4; ++q) tmem_at(q * 32 + r, op.d + w) = word;
+        for (uint32_t q = 0; q < (sem == ScaleCopy::NoMulticast ? 1u : 4u); ++q)
+          tmem_at(q * 32 + lane, op.d + w) = word;
       }
     }
     return;
@@ -162,14 +169,20 @@ void Cta::execute_tc(const TcOp& op) {
   const uint32_t M = id.m, N = id.n;
   const SmemDesc a = SmemDesc::unpack(op.a), b = SmemDesc::unpack(op.b);
   std::vector<float> fa(static_cast<size_t>(M) * 64), fb(static_cast<size_t>(N) * 64);
+  const Semantics& sem = cfg.semantics;
   auto decode = [&](const SmemDesc& d, uint32_t rows, uint32_t sf, std::vector<float>& out) {
     for (uint32_t r = 0; r < rows; ++r)
       for (uint32_t kb = 0; kb < 32; ++kb) {
         // Out-of-window addresses and columns were reported at issue; read them as zero here.
-        const uint32_t ad = operand_addr(d, r, kb), col = sf + r / 32;
+        const uint32_t ad = operand_addr(d, r, kb, sem.k_step);
+        uint32_t col = sf + r / 32, sf_byte = kb / 8;  // K block kb/8 of this MMA's four
+        if (sem.scale_placement == ScalePlacement::ColumnByteSwapped)
+          col = sf + kb / 8, sf_byte = r / 32;
+        else if (sem.scale_placement == ScalePlacement::BytesReversed)
+          sf_byte = 3 - kb / 8;
         const uint8_t byte = ad < kWindowBytes ? window[ad] : 0;
         const uint32_t word = col < kTmemColumns ? tmem_at(r, col) : 0;
-        const float s = scale_decode((word >> (8 * (kb / 8))) & 0xFFu);
+        const float s = scale_decode((word >> (8 * sf_byte)) & 0xFFu);
         out[r * 64 + 2 * kb] = e2m1_decode(byte & 0xFu) * s;
         out[r * 64 + 2 * kb + 1] = e2m1_decode(byte >> 4) * s;
       }
@@ -350,7 +363,7 @@ void mma_nvfp4(uint32_t d_taddr, uint64_t a_desc, uint64_t b_desc, uint32_t ides
   for (const auto& [d, rows] : {std::pair{a, dec.m}, std::pair{b, dec.n}})
     for (uint32_t r = 0; r < rows; ++r)
       for (uint32_t kb = 0; kb < 32; kb += 16) {
-        const uint32_t lo = detail::operand_addr(d, r, kb) & ~15u;
+        const uint32_t lo = detail::operand_addr(d, r, kb, c.cfg.semantics.k_step) & ~15u;
         detail::add_range(op.smem, lo, lo + 16);
       }
   // Rows land in swizzled order: keep the ranges' union small for the hazard checks.
@@ -404,11 +417,13 @@ void tmem_load_32cols(uint32_t taddr, float (&v)[32]) {
                               "them",
                               col, col + 31));
   });
-  const uint32_t lane = detail::lane_of(taddr) + static_cast<uint32_t>(detail::current_tid() % 32);
-  const uint32_t col = detail::col_of(taddr);
-  for (int i = 0; i < 32; ++i) {
+  const uint32_t t = static_cast<uint32_t>(detail::current_tid() % 32);
+  const bool transposed = c.cfg.semantics.load == LoadMapping::Transposed;
+  for (uint32_t i = 0; i < 32; ++i) {
+    const uint32_t lane = detail::lane_of(taddr) + (transposed ? i : t);
+    const uint32_t col = detail::col_of(taddr) + (transposed ? t : i);
     uint32_t bits = 0x7FC00000u;  // NaN for anything outside tensor memory
-    if (lane < detail::kTmemLanes && col + i < detail::kTmemColumns) bits = c.tmem_at(lane, col + i);
+    if (lane < detail::kTmemLanes && col < detail::kTmemColumns) bits = c.tmem_at(lane, col);
     std::memcpy(&v[i], &bits, 4);
   }
   c.mu.unlock();
