@@ -150,6 +150,10 @@ void judge_verdict(const CaseSpec& spec, const CasePlan& p, Context& ctx, CaseOu
     iso.holds_timed_out = m.holds_timed_out;
     iso.max_start_skew_us = m.max_start_skew_us;
     iso.max_gap_us = m.max_gap_us;
+    iso.audited = m.audited;
+    iso.audit_records = m.audit_records;
+    iso.audit_windows = m.audit_windows;
+    iso.audit_outside = m.audit_outside;
     iso.failure = m.isolation_failure;
   }
   v.recheck = recheck_kernel(spec, p, ctx, out);

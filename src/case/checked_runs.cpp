@@ -174,8 +174,10 @@ Measurement time_on_device(Gemm& g, DeviceTensors& dev, const Operands& ops, voi
       (*runs.timed)->count_checked(n, n * c_elems, sample >= 0);
     };
   }
+  DeviceTimer timer = ctx.timer();
+  timer.audit = runs.audit;
   return measure_device([&](cudaStream_t q, int copy) { g.run(s, c.ops[size_t(copy)], ws, q); }, n,
-                        c.bytes_per_copy, mo, ctx.timer(), &hooks);
+                        c.bytes_per_copy, mo, timer, &hooks);
 }
 
 Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, std::vector<uint16_t>& timed_c,

@@ -28,6 +28,7 @@ struct TimedRuns {
   Gemm* reference = nullptr;
   Tolerance tol;
   bool every_call = false;
+  StreamAudit* audit = nullptr;  // --audit-streams (the kernel's timing only)
   std::unique_ptr<TimedOutputs>* timed = nullptr;
 };
 

@@ -239,6 +239,10 @@ void time_on_device_all(const CaseSpec& spec, const CasePlan& p, Context& ctx, C
   kruns.reference = p.reference.get();
   kruns.every_call = spec.check_every_call;
   kruns.timed = &out.timed;
+  if (spec.audit_streams) {
+    if (!ctx.audit) ctx.audit = StreamAudit::open();
+    kruns.audit = ctx.audit.get();
+  }
   try {
     auto m = time_on_device(*p.kernel, dev, kops, kws.get(), spec.measure, ctx, kruns);
     r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);

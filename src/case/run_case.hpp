@@ -9,6 +9,7 @@
 #include "src/device/buffer.hpp"
 #include "src/device/device_info.hpp"
 #include "src/measure/measure.hpp"
+#include "src/measure/stream_audit.hpp"
 #include "src/measure/stream_hold.hpp"
 #include "src/report/result.hpp"
 
@@ -29,6 +30,7 @@ struct CaseSpec {
   // The verdict (docs/cli.md): every timed call checked in full against the reference, and the
   // secret the timed calls' operands come from (unset: drawn from the OS, recorded after the run).
   bool check_every_call = false;
+  bool audit_streams = false;  // --audit-streams: CUPTI's records of the kernel's timing judged
   std::optional<uint64_t> secret_seed;
 };
 
@@ -39,6 +41,7 @@ struct Context {
   std::unique_ptr<L2Flusher> flusher;   // GPU only
   std::unique_ptr<SmClockReader> clock; // GPU only: NVML or the probe kernel
   std::unique_ptr<StreamHold> hold;     // GPU only
+  std::unique_ptr<StreamAudit> audit;   // GPU only, opened by the first --audit-streams case
   std::string clock_note;               // which clock source, and why
   bool gpu() const { return dev.has_gpu; }
   std::string clock_source() const { return clock ? clock->source() : "none"; }

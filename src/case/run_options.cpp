@@ -117,6 +117,10 @@ void add_output_options(CLI::App& app, RunOptions& o) {
   app.add_flag("--check-every-call", s.check_every_call,
                "check every timed call in full against the reference, right after its sample "
                "(GPU MODE's leaderboard rule); the first wrong call ends the case");
+  app.add_flag("--audit-streams", s.audit_streams,
+               "also record every stream's kernels and copies with CUPTI while the kernel is timed: "
+               "work on another stream outside the timed windows fails the case (GPU only; costs "
+               "time per sample, see docs/cli.md)");
   o.secret_option = app.add_option("--secret-seed", o.secret_value,
                  "the verdict's secret (the timed calls' operands, C fills and checked elements), "
                  "to reproduce a failure from its report; makes them predictable to a kernel")
@@ -279,6 +283,10 @@ void apply_backend_defaults(RunOptions& o, const Context& ctx) {
   if (o.device != 0)
     throw usage_error(fmt::format("--device {}: {}; the host backend has device 0 only", o.device,
                                   ctx.dev.no_gpu_reason.empty() ? "no CUDA device" : ctx.dev.no_gpu_reason));
+  if (o.spec.audit_streams)
+    throw usage_error(fmt::format("--audit-streams: {}; CUPTI audits CUDA streams, the host backend "
+                                  "has none", ctx.dev.no_gpu_reason.empty() ? "no CUDA device"
+                                                                           : ctx.dev.no_gpu_reason));
   if (o.iters_option && o.iters_option->count() == 0) o.spec.measure.iters = 3;
   if (o.warmup_option && o.warmup_option->count() == 0) o.spec.measure.warmup = 1;
 }

@@ -8,6 +8,7 @@
 
 #include "src/core/error.hpp"
 #include "src/device/graph.hpp"
+#include "src/measure/stream_audit.hpp"
 #include "src/measure/stream_hold.hpp"
 
 namespace nvfp4 {
@@ -177,11 +178,13 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
     if (flushed) timer.flusher->flush(st);
     const bool held = m.stream_held;
     if (held) hold.hold(st);
+    if (timer.audit) timer.audit->open_window(st);
     NVFP4_CUDA_CHECK(cudaEventRecord(start.get(), st));
     const double h0 = steady_seconds();
     body();
     const double h1 = steady_seconds();
     NVFP4_CUDA_CHECK(cudaEventRecord(stop.get(), st));
+    if (timer.audit) timer.audit->close_window(st);
     // Enqueued before the release, the hooks' work runs right as the window ends: work the call
     // left running on another stream cannot finish first.
     if (hooks && hooks->behind) hooks->behind(st, this_run);
@@ -218,6 +221,19 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
   const auto warm = [&] { (void)one_run(-1); };
   const auto take = [&] { return one_run(attempt++); };
   m.clock.source = timer.clock ? timer.clock->source() : "none";
+  // The audit records every run, warm-ups included; one that ends early (a wrong call under
+  // --check-every-call) stops it unjudged.
+  struct AuditScope {
+    StreamAudit* a;
+    bool ended = false;
+    ~AuditScope() {
+      if (a && !ended) {
+        (void)cudaDeviceSynchronize();
+        (void)a->end();
+      }
+    }
+  } audit{timer.audit};
+  if (timer.audit) timer.audit->begin();
   sample_loop(m, opt, warm, take, ClockPolicy{timer.default_clock_mhz, opt.min_clock_fraction},
               steady_seconds);
   if (m.stream_held) {
@@ -226,6 +242,16 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
     hold.release();
     NVFP4_CUDA_CHECK(cudaStreamSynchronize(st));
     note_hold(m, hold, "the GPU after the last sample");
+  }
+  if (timer.audit) {
+    NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+    const AuditOutcome o = timer.audit->end();
+    audit.ended = true;
+    m.audited = true;
+    m.audit_records = o.records;
+    m.audit_windows = o.windows;
+    m.audit_outside = o.outside;
+    if (m.isolation_failure.empty()) m.isolation_failure = o.failure;
   }
   return m;
 }

@@ -25,6 +25,8 @@
 
 namespace nvfp4 {
 
+class StreamAudit;
+
 class StreamHold;
 
 enum class MeasureMode { Cold, Hot, Rotate, Graph };
@@ -77,6 +79,9 @@ struct Measurement {
   int holds = 0;
   int holds_timed_out = 0;
   double max_start_skew_us = 0;
+  // --audit-streams (src/measure/stream_audit.hpp): what CUPTI saw, when it was on.
+  bool audited = false;
+  int64_t audit_records = 0, audit_windows = 0, audit_outside = 0;
   double max_gap_us = 0;
   std::string isolation_failure;  // empty: nothing ran outside the timed stream that they saw
 };
@@ -139,6 +144,7 @@ struct DeviceTimer {
   double default_clock_mhz = 0;      // DeviceInfo::clock_khz / 1000
   size_t l2_bytes = 0;
   StreamHold* hold = nullptr;        // nullptr: one is made for the current device
+  StreamAudit* audit = nullptr;      // --audit-streams: CUPTI's records judged after timing
 };
 
 // Launches per rotate/graph sample: `requested`, else 20 (amortizes the event resolution of

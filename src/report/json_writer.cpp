@@ -153,6 +153,9 @@ static json verdict_json(const VerdictChecks& v) {
   json isolation = {{"done", i.done}, {"passed", i.failure.empty()}, {"holds", i.holds},
                     {"holds_timed_out", i.holds_timed_out}, {"max_start_skew_us", i.max_start_skew_us},
                     {"max_gap_us", i.max_gap_us}, {"failure", i.failure}};
+  if (i.audited)
+    isolation["stream_audit"] = {{"records", i.audit_records}, {"windows", i.audit_windows},
+                                 {"outside", i.audit_outside}};
   json recheck = {{"done", v.recheck.done}};
   if (v.recheck.done)
     recheck.update({{"seed", v.recheck.seed}, {"against", v.recheck.against},

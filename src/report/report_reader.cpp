@@ -178,6 +178,13 @@ VerdictChecks read_verdict(const json& v, const std::string& w) {
     is.max_start_skew_us = num(*i, "max_start_skew_us", iw);
     is.max_gap_us = num(*i, "max_gap_us", iw);
     is.failure = text(*i, "failure", iw);
+    if (const json* a = opt(*i, "stream_audit", vt::object, iw)) {
+      const std::string aw = sub(iw, "stream_audit");
+      is.audited = true;
+      is.audit_records = integer(*a, "records", aw);
+      is.audit_windows = integer(*a, "windows", aw);
+      is.audit_outside = integer(*a, "outside", aw);
+    }
     if (!flag(*i, "passed", iw, true) && is.failure.empty()) is.failure = "work outside the timed stream";
   }
   if (const json* c = opt(v, "recheck", vt::object, w)) {

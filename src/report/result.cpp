@@ -85,6 +85,9 @@ std::string verdict_line(const CaseResult& r) {
                         v.isolation.failure.empty() ? "nothing outside the timed stream"
                                                     : "WORK OUTSIDE THE TIMED STREAM",
                         v.isolation.holds, v.isolation.max_start_skew_us);
+  if (v.isolation.audited)
+    line += fmt::format(" (CUPTI audit: {} windows, {} operation{} outside)", v.isolation.audit_windows,
+                        v.isolation.audit_outside, v.isolation.audit_outside == 1 ? "" : "s");
   if (v.recheck.done)
     line += fmt::format("; recheck on fresh operands {} ({} elements)",
                         v.recheck.result.passed() ? "right" : "WRONG", v.recheck.result.checked);

@@ -65,6 +65,9 @@ struct IsolationCheck {
   int holds = 0;
   int holds_timed_out = 0;
   double max_start_skew_us = 0, max_gap_us = 0;
+  // --audit-streams: CUPTI's records of the timing (src/measure/stream_audit.hpp)
+  bool audited = false;
+  int64_t audit_records = 0, audit_windows = 0, audit_outside = 0;
   std::string failure;   // empty: nothing seen
 };
 

@@ -1,11 +1,12 @@
 // Device timing in every mode on the naive kernel, the clock readers, graph-capture failure
-// cleanup, the stream hold and the verdict's checks of the timed calls. Skips (loudly) without a
-// GPU.
+// cleanup, the stream hold, the stream audit and the verdict's checks of the timed calls. Skips
+// (loudly) without a GPU.
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "src/case/run_case.hpp"
+#include "src/measure/stream_audit.hpp"
 #include "src/measure/stream_hold.hpp"
 #include "tests/gpu_test.hpp"
 
@@ -165,4 +166,75 @@ TEST(GpuMeasure, TheVerdictChecksAnHonestKernelInEveryMode) {
     EXPECT_TRUE(r.verdict->recheck.result.passed());
     EXPECT_EQ(r.verdict->floor_failure, "");
   }
+}
+
+// --audit-streams (src/measure/stream_audit.hpp): work on another stream that the timed stream
+// waits for inside the window passes; the same work left running past the window, or done before
+// it opens, is named. The hold's checks see neither here: the side work is short and the hold
+// is not delayed by it.
+TEST(GpuMeasure, TheStreamAuditNamesWorkOutsideTheWindows) {
+  NVFP4_REQUIRE_GPU();
+  Context ctx = Context::create(0);
+  std::unique_ptr<StreamAudit> audit = StreamAudit::open();
+  DeviceTimer timer = ctx.timer();
+  timer.audit = audit.get();
+  MeasureOptions o;
+  o.mode = MeasureMode::Cold;
+  o.iters = 4;
+  o.warmup = 1;
+  o.warmup_s = 0;
+  Stream side;
+  Event forked, joined;
+  const DeviceWork fork_join = [&](cudaStream_t s, int) {
+    NVFP4_CUDA_CHECK(cudaEventRecord(forked.get(), s));
+    NVFP4_CUDA_CHECK(cudaStreamWaitEvent(side.get(), forked.get()));
+    spin_every_sm(side.get(), 20);
+    NVFP4_CUDA_CHECK(cudaEventRecord(joined.get(), side.get()));
+    NVFP4_CUDA_CHECK(cudaStreamWaitEvent(s, joined.get()));
+  };
+  const DeviceWork left_running = [&](cudaStream_t s, int) {
+    NVFP4_CUDA_CHECK(cudaEventRecord(forked.get(), s));
+    NVFP4_CUDA_CHECK(cudaStreamWaitEvent(side.get(), forked.get()));
+    spin_every_sm(side.get(), 20);  // nobody waits for it
+  };
+  const Measurement honest = measure_device(fork_join, 1, 0, o, timer);
+  EXPECT_TRUE(honest.audited);
+  EXPECT_EQ(honest.isolation_failure, "");
+  EXPECT_EQ(honest.audit_outside, 0);
+  EXPECT_EQ(honest.audit_windows, 5);  // the warm-up and the 4 samples
+  EXPECT_GE(honest.audit_records, 5 * 3);
+
+  const Measurement cheat = measure_device(left_running, 1, 0, o, timer);
+  EXPECT_TRUE(cheat.audited);
+  EXPECT_EQ(cheat.audit_outside, 5);
+  EXPECT_NE(cheat.isolation_failure.find("--audit-streams saw 5 operations on another stream"),
+            std::string::npos) << cheat.isolation_failure;
+  EXPECT_NE(cheat.isolation_failure.find("spin_kernel"), std::string::npos) << cheat.isolation_failure;
+
+  // Without the audit the same timing records nothing of it.
+  const Measurement plain = measure_device(fork_join, 1, 0, o, ctx.timer());
+  EXPECT_FALSE(plain.audited);
+}
+
+// The case-level option: the honest naive kernel passes with the audit on, and the report's
+// isolation says what it saw.
+TEST(GpuMeasure, AnAuditedCasePasses) {
+  NVFP4_REQUIRE_GPU();
+  Context ctx = Context::create(0);
+  CaseSpec spec;
+  spec.problem = {{128, 512, 1024, 1}, Dist::GpuMode, 11};
+  spec.kernel = "naive";
+  spec.reference = "cpu-exact";
+  spec.measure.mode = MeasureMode::Rotate;
+  spec.measure.warmup = 1;
+  spec.measure.warmup_s = 0;
+  spec.measure.iters = 3;
+  spec.time_reference = false;
+  spec.audit_streams = true;
+  const CaseResult r = run_case(spec, ctx);
+  ASSERT_EQ(r.disposition, Disposition::Passed) << r.message;
+  ASSERT_TRUE(r.verdict);
+  EXPECT_TRUE(r.verdict->isolation.audited);
+  EXPECT_EQ(r.verdict->isolation.audit_windows, 4);
+  EXPECT_EQ(r.verdict->isolation.audit_outside, 0);
 }
