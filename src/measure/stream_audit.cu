@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/core/error.hpp"
+#include "src/device/cublaslt_library.hpp"
 #include "src/device/cuda_check.hpp"
 
 namespace nvfp4 {
@@ -122,13 +123,12 @@ constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 }  // namespace
 
 std::unique_ptr<StreamAudit> StreamAudit::open() {
-  void* lib = nullptr;
-  for (const char* name : {"libcupti.so.13", "libcupti.so"})
-    if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+  std::string why;
+  // The toolkit's major version names its CUPTI (libcupti.so.13 with CUDA 13).
+  void* lib = lt::open_library(fmt::format("libcupti.so.{}", CUDART_VERSION / 1000), NVFP4_CUPTI_DIR, why);
   if (!lib)
-    throw runtime_error(fmt::format("--audit-streams: CUPTI (libcupti.so.13, part of the CUDA toolkit) "
-                                    "could not be loaded: {}; add its folder to LD_LIBRARY_PATH",
-                                    dlerror()));
+    throw runtime_error(fmt::format("--audit-streams: CUPTI (part of the CUDA toolkit) could not be "
+                                    "loaded: {}; add its folder to LD_LIBRARY_PATH", why));
   std::unique_ptr<StreamAudit> s(new StreamAudit());
   s->lib_ = lib;
   s->api_ = std::make_unique<Api>();
