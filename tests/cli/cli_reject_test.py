@@ -154,6 +154,9 @@ class RejectTable(unittest.TestCase):
         shard("sh-moved.json", "sh-0.json", lambda r: r["cases"][0]["problem"].update(m=48))
         shard("sh-other-config.json", "sh-1.json", lambda r: r["sweep"].update(config_hash="fnv1a64:0000000000000000"))
         shard("sh-wrong-index.json", "sh-0.json", lambda r: r["cases"][0]["sweep"].update(index=1))
+        shard("sh-of-3.json", "sh-1.json", lambda r: r["sweep"].update(shard={"index": 1, "count": 3}))
+        shard("sh-config-size.json", "sh-1.json", lambda r: r["sweep"].update(cases_in_config=3))
+        shard("sh-index-2-of-2.json", "sh-1.json", lambda r: r["sweep"].update(shard={"index": 2, "count": 2}))
 
         with open(os.path.join(d, "done.jsonl")) as f:
             header, record = (json.loads(line) for line in f.read().splitlines())
@@ -171,6 +174,7 @@ class RejectTable(unittest.TestCase):
         records("r-negative-count.jsonl", [damaged(lambda r: r["kernel_timing"]["stats"].update(count=-7))])
         records("r-twice.jsonl", [record, record])
         records("r-no-header.jsonl", [record], head=None)
+        records("r-shard.jsonl", [record], head=dict(header, shard={"index": 1, "count": 2}))
         records("r-other-config.jsonl", [record], head=dict(header, config_hash="fnv1a64:0000000000000000"))
         records("r-index.jsonl", [damaged(lambda r: r["sweep"].update(index=5))])
         records("r-problem.jsonl", [damaged(lambda r: r["problem"].update(m=48))])
