@@ -26,9 +26,9 @@ namespace {
 constexpr int kFatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 constexpr int kTimedOut = -1;    // g_reason: the watchdog, not a signal
 constexpr int kOtherThread = -2; // g_reason: a fatal signal on another thread (g_other_signal)
-// How long a kernel's thread that crashed waits for the calling thread to report it and end the
-// process, before it ends the process itself (the calling thread stuck, e.g. on a lock it held).
-constexpr int kOtherThreadWait_s = 30;
+// How long a kernel's thread that crashed waits for the calling thread to take the report over
+// (it may have left the call meanwhile, or block the nudge) before it ends the process itself.
+constexpr int kOtherThreadWait_s = 5;
 
 // What the handlers read: plain data set before g_active is raised.
 char g_who[512];
@@ -38,7 +38,9 @@ volatile sig_atomic_t g_reason = 0;
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_tainted{false};
 std::atomic<bool> g_ending{false};  // someone is ending the process: the others stand aside
-std::atomic<int> g_other_signal{0};  // the first fatal signal on another thread of a guarded call
+// A fatal signal on another thread of a guarded call, waiting for the calling thread to report it.
+std::atomic<bool> g_other_pending{false};
+std::atomic<int> g_other_signal{0};
 static_assert(std::atomic<bool>::is_always_lock_free, "read by signal handlers");
 static_assert(std::atomic<int>::is_always_lock_free, "read by signal handlers");
 
@@ -90,15 +92,20 @@ void last_words(const std::string& why, bool live) {
   }
 }
 
-// A thread that crashed while another reports it: it never returns (it would crash again).
+// A thread that crashed never returns (it would crash again): once the calling thread has taken
+// the report over it waits for the process to end; if that does not happen in time, it ends it.
 [[noreturn]] void wait_to_be_ended(int sig) {
-  for (int i = 0; i < kOtherThreadWait_s * 10; ++i) {
-    struct timespec tenth = {0, 100000000};
-    ::nanosleep(&tenth, nullptr);
+  for (int i = 0; i < kOtherThreadWait_s * 100 && g_other_pending.load(); ++i) {
+    struct timespec hundredth = {0, 10000000};
+    ::nanosleep(&hundredth, nullptr);
   }
-  const char* abbrev = sigabbrev_np(sig);
-  say(g_who, " crashed on one of its threads: SIG", abbrev ? abbrev : "?",
-      " (the run could not report it)");
+  if (!g_other_pending.load())
+    for (;;) ::pause();
+  if (!g_ending.exchange(true)) {
+    const char* abbrev = sigabbrev_np(sig);
+    say(g_who, " crashed on one of its threads: SIG", abbrev ? abbrev : "?",
+        " (the run could not report it)");
+  }
   ::_exit(kExitRuntime);
 }
 
@@ -113,10 +120,12 @@ extern "C" void on_fatal(int sig, siginfo_t* info, void* uc) {
   // thread waits to be ended with the process (and so does any that crashes meanwhile).
   int none = 0;
   if (g_active.load() && g_other_signal.compare_exchange_strong(none, sig)) {
+    g_other_pending.store(true);
     pthread_kill(g_thread, alarm_signal());
     wait_to_be_ended(sig);
   }
-  if (const int first = g_other_signal.load(); first != 0) wait_to_be_ended(first);
+  if (g_other_signal.load() != 0)
+    for (;;) ::pause();
   // Not a kernel's: what handled it before (AddressSanitizer's report, the default core dump).
   const struct sigaction& old = g_old[sig];
   if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) {
@@ -133,7 +142,7 @@ extern "C" void on_fatal(int sig, siginfo_t* info, void* uc) {
 
 extern "C" void on_alarm(int) {
   if (g_active.load() && g_jump && pthread_equal(pthread_self(), g_thread)) {
-    g_reason = g_other_signal.load() != 0 ? kOtherThread : kTimedOut;
+    g_reason = g_other_pending.load() ? kOtherThread : kTimedOut;
     g_active.store(false);
     siglongjmp(*g_jump, 1);
   }
@@ -260,9 +269,12 @@ void call_impl(const char* who, void (*fn)(void*), void* ctx) {
   if (reason == kTimedOut || reason == kOtherThread) g_ending.store(true);
   if (reason == kTimedOut)
     throw runtime_error(fmt::format("{} did not return within {} s", who, g_timeout_what));
-  if (reason == kOtherThread)
-    throw runtime_error(fmt::format("{} crashed on one of its threads: {}", who,
-                                    signal_name(g_other_signal.load())));
+  if (reason == kOtherThread) {
+    const int sig = g_other_signal.load();
+    g_other_signal.store(0);
+    g_other_pending.store(false);  // taken over: the thread that crashed waits for the end
+    throw runtime_error(fmt::format("{} crashed on one of its threads: {}", who, signal_name(sig)));
+  }
   throw runtime_error(fmt::format("{} crashed: {}", who, signal_name(reason)));
 }
 
