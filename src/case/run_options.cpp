@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -18,11 +19,16 @@
 #include "src/core/error.hpp"
 #include "src/core/files.hpp"
 #include "src/registry/resolve.hpp"
+#include "src/report/compare.hpp"
 #include "src/report/writer.hpp"
 
 namespace nvfp4 {
 
 namespace {
+
+// The host backend's default cap on sampling (and warm-up), where --iters and --max-time are not
+// given: a big problem's few samples are then "not comparable" rather than a long wait.
+constexpr double kHostSamplingSeconds = 1.0;
 
 // The problem, the implementations and the verification.
 void add_problem_options(CLI::App& app, RunOptions& o) {
@@ -65,7 +71,8 @@ void add_measure_options(CLI::App& app, RunOptions& o) {
       ->capture_default_str();
   o.iters_option = app.add_option("--iters", mo.iters,
                  "N timed samples, fewer when --max-time runs out first; 0: adaptive, until the "
-                 "noise target (default: adaptive on a GPU, 3 on the host backend)")->check(integer_text<int>());
+                 "noise target (default: adaptive on a GPU; on the host backend 30, the least "
+                 "compare judges, or --max-time 1 s, whichever first)")->check(integer_text<int>());
   app.add_option("--noise-target", o.noise_target_pct,
                  "adaptive: stop when the median's relative standard error is under this percent")
       ->check(number_text())
@@ -78,7 +85,9 @@ void add_measure_options(CLI::App& app, RunOptions& o) {
       ->check(integer_text<int64_t>())->capture_default_str();
   app.add_option("--min-time", mo.sampling.min_time_s,
                  "adaptive: sample at least this many seconds")->check(number_text())->capture_default_str();
-  app.add_option("--max-time", mo.sampling.max_time_s, "stop sampling after this many seconds")
+  o.max_time_option = app.add_option("--max-time", mo.sampling.max_time_s,
+                 "stop sampling after this many seconds (warm-up too; default 1 on the host backend "
+                 "without --iters)")
       ->check(number_text())
       ->capture_default_str();
   app.add_option("--batch", mo.batch,
@@ -287,7 +296,13 @@ void apply_backend_defaults(RunOptions& o, const Context& ctx) {
     throw usage_error(fmt::format("--audit-streams: {}; CUPTI audits CUDA streams, the host backend "
                                   "has none", ctx.dev.no_gpu_reason.empty() ? "no CUDA device"
                                                                            : ctx.dev.no_gpu_reason));
-  if (o.iters_option && o.iters_option->count() == 0) o.spec.measure.iters = 3;
+  // CPU runs are slow, but a report of fewer samples than compare judges would make a gate
+  // that can only say "not comparable": enough samples for it, unless a second runs out first.
+  if (o.iters_option && o.iters_option->count() == 0) {
+    o.spec.measure.iters = int(kComparableSamples);
+    if (o.max_time_option && o.max_time_option->count() == 0)
+      o.spec.measure.sampling.max_time_s = std::max(kHostSamplingSeconds, o.spec.measure.sampling.min_time_s);
+  }
   if (o.warmup_option && o.warmup_option->count() == 0) o.spec.measure.warmup = 1;
 }
 

@@ -31,6 +31,7 @@ struct RunOptions {
   std::vector<std::string> kernel_pys;   // --kernel-py FILE.py[:FUNCTION], loaded there too
   CLI::Option* iters_option = nullptr;  // to tell a user's --iters from the default
   CLI::Option* warmup_option = nullptr;
+  CLI::Option* max_time_option = nullptr;
   CLI::Option* mode_option = nullptr;
   CLI::Option* format_option = nullptr;
   CLI::Option* secret_option = nullptr;  // --secret-seed
@@ -42,7 +43,9 @@ void add_run_options(CLI::App& app, RunOptions& o);
 // writing anything; throws usage_error (exit 2) with one line naming the option. Also used by
 // sweeps run in-process.
 void validate_options(RunOptions& o);
-// Defaults that depend on the backend: fewer samples on the host backend unless asked.
+// Defaults that depend on the backend: on the host backend, unless asked, one warm-up run and
+// compare's minimum sample count (kComparableSamples) or about a second of sampling, whichever
+// comes first.
 void apply_backend_defaults(RunOptions& o, const Context& ctx);
 
 }  // namespace nvfp4

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,7 +24,11 @@ namespace nvfp4::guard {
 namespace {
 
 constexpr int kFatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
-constexpr int kTimedOut = -1;  // g_reason: the watchdog, not a signal
+constexpr int kTimedOut = -1;    // g_reason: the watchdog, not a signal
+constexpr int kOtherThread = -2; // g_reason: a fatal signal on another thread (g_other_signal)
+// How long a kernel's thread that crashed waits for the calling thread to take the report over
+// (it may have left the call meanwhile, or block the nudge) before it ends the process itself.
+constexpr int kOtherThreadWait_s = 5;
 
 // What the handlers read: plain data set before g_active is raised.
 char g_who[512];
@@ -33,7 +38,11 @@ volatile sig_atomic_t g_reason = 0;
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_tainted{false};
 std::atomic<bool> g_ending{false};  // someone is ending the process: the others stand aside
+// A fatal signal on another thread of a guarded call, waiting for the calling thread to report it.
+std::atomic<bool> g_other_pending{false};
+std::atomic<int> g_other_signal{0};
 static_assert(std::atomic<bool>::is_always_lock_free, "read by signal handlers");
+static_assert(std::atomic<int>::is_always_lock_free, "read by signal handlers");
 
 struct sigaction g_old[32];
 // The handlers must run when a kernel overflowed the stack: on a stack of their own. Not under
@@ -83,17 +92,40 @@ void last_words(const std::string& why, bool live) {
   }
 }
 
+// A thread that crashed never returns (it would crash again): once the calling thread has taken
+// the report over it waits for the process to end; if that does not happen in time, it ends it.
+[[noreturn]] void wait_to_be_ended(int sig) {
+  for (int i = 0; i < kOtherThreadWait_s * 100 && g_other_pending.load(); ++i) {
+    struct timespec hundredth = {0, 10000000};
+    ::nanosleep(&hundredth, nullptr);
+  }
+  if (!g_other_pending.load())
+    for (;;) ::pause();
+  if (!g_ending.exchange(true)) {
+    const char* abbrev = sigabbrev_np(sig);
+    say(g_who, " crashed on one of its threads: SIG", abbrev ? abbrev : "?",
+        " (the run could not report it)");
+  }
+  ::_exit(kExitRuntime);
+}
+
 extern "C" void on_fatal(int sig, siginfo_t* info, void* uc) {
   if (g_active.load() && g_jump && pthread_equal(pthread_self(), g_thread)) {
     g_reason = sig;
     g_active.store(false);
     siglongjmp(*g_jump, 1);
   }
-  if (g_active.load()) {  // another thread of the kernel's: nothing to jump back to
-    const char* abbrev = sigabbrev_np(sig);
-    if (!g_ending.exchange(true)) say(g_who, " crashed on one of its threads: signal ", abbrev ? abbrev : "?");
-    ::_exit(kExitRuntime);
+  // Another thread of the kernel's: nothing to jump back to on it. The calling thread is made to
+  // jump out of its call, as for a timeout, and reports the signal with the run's report; this
+  // thread waits to be ended with the process (and so does any that crashes meanwhile).
+  int none = 0;
+  if (g_active.load() && g_other_signal.compare_exchange_strong(none, sig)) {
+    g_other_pending.store(true);
+    pthread_kill(g_thread, alarm_signal());
+    wait_to_be_ended(sig);
   }
+  if (g_other_signal.load() != 0)
+    for (;;) ::pause();
   // Not a kernel's: what handled it before (AddressSanitizer's report, the default core dump).
   const struct sigaction& old = g_old[sig];
   if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) {
@@ -110,7 +142,7 @@ extern "C" void on_fatal(int sig, siginfo_t* info, void* uc) {
 
 extern "C" void on_alarm(int) {
   if (g_active.load() && g_jump && pthread_equal(pthread_self(), g_thread)) {
-    g_reason = kTimedOut;
+    g_reason = g_other_pending.load() ? kOtherThread : kTimedOut;
     g_active.store(false);
     siglongjmp(*g_jump, 1);
   }
@@ -234,9 +266,15 @@ void call_impl(const char* who, void (*fn)(void*), void* ctx) {
   pthread_sigmask(SIG_UNBLOCK, &ours, nullptr);
   const int reason = g_reason;
   // The watchdog waits while this thread reports the timeout, rather than report it twice.
-  if (reason == kTimedOut) g_ending.store(true);
+  if (reason == kTimedOut || reason == kOtherThread) g_ending.store(true);
   if (reason == kTimedOut)
     throw runtime_error(fmt::format("{} did not return within {} s", who, g_timeout_what));
+  if (reason == kOtherThread) {
+    const int sig = g_other_signal.load();
+    g_other_signal.store(0);
+    g_other_pending.store(false);  // taken over: the thread that crashed waits for the end
+    throw runtime_error(fmt::format("{} crashed on one of its threads: {}", who, signal_name(sig)));
+  }
   throw runtime_error(fmt::format("{} crashed: {}", who, signal_name(reason)));
 }
 

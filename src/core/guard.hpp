@@ -3,7 +3,9 @@
 // guard::call. What would end the process from in there becomes the tool's own failure, exit 3,
 // with one line naming the code and what it did:
 //  - a fatal signal (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) on the calling thread jumps out of
-//    the call, which throws runtime_error: the command writes its report as for any error;
+//    the call, which throws runtime_error: the command writes its report as for any error; on
+//    another thread (one the kernel started) the calling thread is made to jump out the same
+//    way, and the thread that crashed waits to be ended with the process;
 //  - exit()/quick_exit() inside the call reaches our atexit/at_quick_exit hook, which prints
 //    the line, lets the command write what it has (last words) and ends with _exit(3);
 //  - the run's --timeout (a watchdog thread) jumps out of a call that runs past it the same way;

@@ -17,6 +17,10 @@ double rse_median_of(int64_t count, double median, double iqr) {
   return kSqrtHalfPi * sigma / std::sqrt(double(count)) / median;
 }
 
+double rse_median_below_of(int64_t count, double median, double q1) {
+  return rse_median_of(count, median, 2.0 * std::max(median - q1, 0.0));
+}
+
 double Stats::rse_mean() const {
   if (count < 2 || !(mean > 0)) return 0.0;
   return stdev / std::sqrt(double(count)) / mean;

@@ -24,6 +24,10 @@ struct Stats {
 // The robust relative standard error of a median from summary numbers alone (what `compare`
 // reads from a report): 0 when count < 2 or median <= 0.
 double rse_median_of(int64_t count, double median, double iqr);
+// The same estimate from the spread below the median alone (sigma = 2 (median - q1) / 1.349), what
+// `compare` gates with: time a busy machine takes from a kernel only ever adds to a sample, so a
+// few samples slowed many times over widen the IQR (and would hide a slowdown) but not this.
+double rse_median_below_of(int64_t count, double median, double q1);
 
 // Quantile q in [0,1] of sorted values, linear interpolation between closest ranks.
 double quantile_sorted(const std::vector<double>& sorted, double q);

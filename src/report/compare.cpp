@@ -69,6 +69,8 @@ void read_timed_stats(const json& kt, const std::string& tw, ReportCase& rc) {
                                            rc.count > at->get<int64_t>())
     throw usage_error(fmt::format("{}.count: {}; expected at most the {} attempts made ({}.attempts)",
                                   sw, rc.count, at->get<int64_t>(), tw));
+  const double computed = rse_median_of(rc.count, rc.median_us, iqr);
+  rc.rse = computed;
   if (st.contains("q1_us") && st.contains("q3_us")) {
     const double q1 = json_need(st, "q1_us", vt::number_float, sw).get<double>();
     const double q3 = json_need(st, "q3_us", vt::number_float, sw).get<double>();
@@ -77,9 +79,9 @@ void read_timed_stats(const json& kt, const std::string& tw, ReportCase& rc) {
                                     rc.median_us, q1, q3));
     if (!agrees(iqr, q3 - q1))
       throw usage_error(fmt::format("{}.iqr_us: {}; expected q3_us - q1_us = {}", sw, iqr, q3 - q1));
+    // The gate's noise: the spread below the median (src/measure/stats.hpp says why).
+    rc.rse = rse_median_below_of(rc.count, rc.median_us, q1);
   }
-  const double computed = rse_median_of(rc.count, rc.median_us, iqr);
-  rc.rse = computed;
   // Version 2 stores the estimate; it must be the one its own count, median and IQR give.
   if (const auto r = st.find("rse_median"); r != st.end()) {
     const double stored = json_need(st, "rse_median", vt::number_float, sw).get<double>();

@@ -6,8 +6,10 @@
 //
 // The noise comes from the samples themselves where both reports keep them (--samples): the
 // Mann-Whitney U test of the two sample sets. Otherwise from each median's relative standard
-// error, recomputed from the report's count, median and IQR (a stored rse_median that disagrees is
-// an invalid report). Either way a side with fewer than min_samples samples gives no speed verdict
+// error, recomputed from the report's count, median and first quartile (the spread below the
+// median: a busy machine's slow samples widen the IQR, not that), or its IQR where a version-1
+// report has no quartiles; a stored rse_median that disagrees with count, median and IQR is an
+// invalid report. Either way a side with fewer than min_samples samples gives no speed verdict
 // ("not comparable"), which a gate treats as a failure of its own (kExitNotComparable).
 #pragma once
 
@@ -21,6 +23,10 @@
 
 namespace nvfp4 {
 
+// The fewest samples a side needs for a speed verdict by default (--min-samples); the host
+// backend's default sampling takes this many (src/case/run_options.cpp).
+inline constexpr int64_t kComparableSamples = 30;
+
 struct CompareOptions {
   double threshold = 0.05;    // relative slowdown that counts (5%)
   double noise_factor = 3.0;  // ... and it must exceed this many combined standard errors
@@ -28,7 +34,7 @@ struct CompareOptions {
   double alpha = 0.01;
   // Fewer samples than this on either side: no verdict on speed. A median of a few samples has a
   // spread set by its one slowest sample, and the U test of 4 against 4 cannot reach p < 0.01.
-  int64_t min_samples = 30;
+  int64_t min_samples = kComparableSamples;
 };
 // The least --min-samples compare accepts (below it the gate could not fail on a slowdown).
 inline constexpr int64_t kMinSamplesFloor = 5;
@@ -43,7 +49,7 @@ struct CompareRow {
   std::string base_disposition, new_disposition;  // empty when absent
   std::optional<double> base_us, new_us;          // kernel medians
   double change = 0;  // new/base - 1
-  double noise = 0;   // combined relative standard error of the two medians
+  double noise = 0;   // combined relative standard error of the two medians (ReportCase::rse)
   std::optional<double> p_value;  // the U test's, where both sides kept their samples
   Verdict verdict = Verdict::Unchanged;
   bool regression = false;
@@ -69,7 +75,8 @@ struct ReportCase {
   std::string asked;
   bool timed = false;
   int64_t count = 0;
-  double median_us = 0, rse = 0;
+  double median_us = 0;
+  double rse = 0;  // the median's relative standard error compare gates with (see the top)
   std::vector<double> samples;  // kernel_timing.samples_us where the report kept them
 };
 std::vector<ReportCase> read_report_cases(const nlohmann::json& report, const std::string& what);

@@ -86,6 +86,100 @@ class RejectTable(unittest.TestCase):
         for name in os.listdir(PLUGIN_DIR):
             if name.endswith(".so"):
                 os.symlink(os.path.join(PLUGIN_DIR, name), os.path.join(d, name))
+        cls.make_damaged_reports(d, shape)
+
+    @classmethod
+    def make_damaged_reports(cls, d, shape):
+        """What compare, convert, merge and sweep --resume read, made by the tool (a single run's
+        report with its samples, two shard reports and their merge, a sweep's JSONL), and copies
+        of them each damaged in one way the table's rows name."""
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+
+        def tool(*args):
+            p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300, cwd=d, env=env)
+            if p.returncode != 0:
+                raise AssertionError(f"{args}: exit {p.returncode}: {p.stderr}")
+
+        def load(name):
+            with open(os.path.join(d, name)) as f:
+                return json.load(f)
+
+        def save(name, obj):
+            with open(os.path.join(d, name), "w") as f:
+                json.dump(obj, f)
+
+        tool(*BASE, "--iters", "30", "--warmup", "0", "--samples", "--json", "good.json")
+        with open(os.path.join(d, "two-cases.json"), "w") as f:
+            json.dump({"cases": [{"shape": shape}, {"shape": dict(shape, m=32)}]}, f)
+        for i in range(2):
+            tool("sweep", "two-cases.json", "--shard", f"{i}/2", "--json", f"sh-{i}.json")
+        tool("merge", "merged.json", "sh-0.json", "sh-1.json")
+        tool("sweep", "one-case.json", "--json", "done.json")
+        good = load("good.json")
+
+        def report(name, damage, samples=True):
+            r = json.loads(json.dumps(good))
+            kt = r["cases"][0]["kernel_timing"]
+            if not samples:
+                kt.pop("samples_us")
+                kt.pop("clock_mhz", None)
+            damage(r, kt, kt["stats"])
+            save(name, r)
+
+        report("negative-count.json", lambda r, kt, st: st.update(count=-7))
+        report("extra-key.json", lambda r, kt, st: r["cases"][0].update(colour="red"))
+        report("version-3.json", lambda r, kt, st: r.update(schema_version=3))
+        report("bad-disposition.json", lambda r, kt, st: r["cases"][0].update(disposition="great"))
+        report("doctored-noise.json", lambda r, kt, st: st.update(rse_median=1e9), samples=False)
+        report("inflated-count.json", lambda r, kt, st: st.update(count=1000000), samples=False)
+        report("wrong-iqr.json", lambda r, kt, st: st.update(iqr_us=2 * st["iqr_us"]), samples=False)
+        report("median-outside.json", lambda r, kt, st: st.update(q1_us=2 * st["median_us"],
+                                                                    q3_us=2 * st["median_us"] + st["iqr_us"]),
+               samples=False)
+        report("short-samples.json", lambda r, kt, st: kt["samples_us"].pop())
+        report("doubled-samples.json", lambda r, kt, st: kt.update(samples_us=[2 * x for x in kt["samples_us"]]))
+        report("zero-median.json", lambda r, kt, st: st.update({k: 0.0 for k in (
+            "median_us", "q1_us", "q3_us", "iqr_us", "rse_median", "min_us", "mean_us", "median_ci_lo_us")}),
+               samples=False)
+        report("passed-with-mismatches.json", lambda r, kt, st: r["cases"][0]["verification"].update(mismatches=3))
+        save("array.json", [])
+
+        def shard(name, source, damage):
+            r = load(source)
+            damage(r)
+            save(name, r)
+
+        shard("sh-negative-count.json", "sh-0.json",
+              lambda r: r["cases"][0]["kernel_timing"]["stats"].update(count=-7))
+        shard("sh-moved.json", "sh-0.json", lambda r: r["cases"][0]["problem"].update(m=48))
+        shard("sh-other-config.json", "sh-1.json", lambda r: r["sweep"].update(config_hash="fnv1a64:0000000000000000"))
+        shard("sh-wrong-index.json", "sh-0.json", lambda r: r["cases"][0]["sweep"].update(index=1))
+        shard("sh-of-3.json", "sh-1.json", lambda r: r["sweep"].update(shard={"index": 1, "count": 3}))
+        shard("sh-config-size.json", "sh-1.json", lambda r: r["sweep"].update(cases_in_config=3))
+        shard("sh-index-2-of-2.json", "sh-1.json", lambda r: r["sweep"].update(shard={"index": 2, "count": 2}))
+
+        with open(os.path.join(d, "done.jsonl")) as f:
+            header, record = (json.loads(line) for line in f.read().splitlines())
+
+        def records(name, recs, head=header):
+            with open(os.path.join(d, name), "w") as f:
+                for rec in ([head] if head else []) + recs:
+                    f.write(json.dumps(rec) + "\n")
+
+        def damaged(change):
+            rec = json.loads(json.dumps(record))
+            change(rec)
+            return rec
+
+        records("r-negative-count.jsonl", [damaged(lambda r: r["kernel_timing"]["stats"].update(count=-7))])
+        records("r-twice.jsonl", [record, record])
+        records("r-no-header.jsonl", [record], head=None)
+        records("r-shard.jsonl", [record], head=dict(header, shard={"index": 1, "count": 2}))
+        records("r-other-config.jsonl", [record], head=dict(header, config_hash="fnv1a64:0000000000000000"))
+        records("r-index.jsonl", [damaged(lambda r: r["sweep"].update(index=5))])
+        records("r-problem.jsonl", [damaged(lambda r: r["problem"].update(m=48))])
+        records("r-params.jsonl", [damaged(lambda r: (r["sweep"]["params"].update(m=48), r["problem"].update(m=48)))])
+        records("r-not-a-record.jsonl", [damaged(lambda r: r.pop("sweep"))])
 
     @classmethod
     def tearDownClass(cls):

@@ -68,6 +68,34 @@ class Cli(unittest.TestCase):
             self.assertIn(code_words, out)
             self.assertNotIn("1 verification failed (compare: regression)", out)
 
+    def test_host_default_sampling_is_comparable(self):
+        """Regression: the host backend took 3 samples by default, which compare can only call
+        'not comparable' (exit 4); now compare's 30, or a second of sampling (docs/cli.md)."""
+        with tempfile.TemporaryDirectory() as d:
+            reps = [os.path.join(d, f"r{i}.json") for i in range(2)]
+            for rep in reps:
+                rc, out, err = run("--m", "16", "--n", "16", "--k", "64", "--json", rep, env=HOST_ENV)
+                self.assertEqual(rc, 0, out + err)
+            with open(reps[0]) as f:
+                r = json.load(f)
+            kt = r["cases"][0]["kernel_timing"]
+            self.assertEqual(kt["stats"]["count"], 30)
+            self.assertEqual(kt["stop_reason"], "fixed sample count")
+            self.assertEqual(r["measurement"]["warmup"], 1)
+            self.assertEqual(r["measurement"]["max_time_s"], 1.0)
+            rc, out, err = run("compare", *reps)
+            self.assertIn(rc, (0, 1), out + err)  # a verdict on speed either way, never 4
+            self.assertNotIn("not comparable", out)
+            # Asked for, the old count and time cap stay what was asked.
+            rc, out, err = run("--m", "16", "--n", "16", "--k", "64", "--iters", "3", "--max-time", "5",
+                               "--json", reps[1], env=HOST_ENV)
+            self.assertEqual(rc, 0, out + err)
+            with open(reps[1]) as f:
+                r = json.load(f)
+            self.assertEqual(r["cases"][0]["kernel_timing"]["stats"]["count"], 3)
+            self.assertEqual(r["measurement"]["max_time_s"], 5.0)
+            self.assertEqual(run("compare", reps[0], reps[1])[0], 4)
+
     def test_bad_input_is_one_line_with_exit_2(self):
         cases = [
             (["--m", "0"], "--m 0"),

@@ -29,6 +29,10 @@ PY = {
     "py_sys_exit": "import sys\ndef custom_kernel(data):\n    sys.exit(0)\n",
     "py_segv": "import ctypes\ndef custom_kernel(data):\n    ctypes.string_at(0)\n",
     "py_abort": "import os\ndef custom_kernel(data):\n    os.abort()\n",
+    # A crash on a thread the submission started, while its call waits for it.
+    "py_thread_segv": ("import ctypes, threading\ndef custom_kernel(data):\n"
+                       "    t = threading.Thread(target=ctypes.string_at, args=(0,))\n"
+                       "    t.start()\n    t.join()\n"),
     "py_hang": "import time\ndef custom_kernel(data):\n    while True:\n        time.sleep(0.05)\n",
     "py_spin": "def custom_kernel(data):\n    while True:\n        pass\n",
     "py_c_exit": "import ctypes\ndef custom_kernel(data):\n    ctypes.CDLL(None)._exit(0)\n",
@@ -275,6 +279,14 @@ class KernelEndHost(Ending, unittest.TestCase):
 
     def test_python_abort(self):
         self.python("py_abort", ["crashed: SIGABRT"])
+
+    def test_python_crash_on_another_thread(self):
+        # Regression: the child's line was lost behind the isolated run's 'exited with code 3'.
+        for extra in ([], ["--no-isolate"]):
+            with self.subTest(extra=extra):
+                line, case = self.python("py_thread_segv", ["crashed on one of its threads: SIGSEGV"], *extra)
+                self.assertNotIn(NO_VERDICT, line)
+                self.assertIsNotNone(case, "the report did not survive")
 
     def test_python_hang_and_spin(self):
         for name in ("py_hang", "py_spin"):

@@ -62,6 +62,17 @@ def alt(data):
     return custom_kernel(data)
 '''
 
+# The good kernel, 50 ms a call at least: 30 calls cannot fit in a second.
+SLOW = GOOD + '''
+
+import time
+
+
+def slow(data):
+    time.sleep(0.05)
+    return custom_kernel(data)
+'''
+
 WRONG = '''
 def custom_kernel(data):
     c = data[-1]
@@ -138,7 +149,7 @@ class Submissions(unittest.TestCase):
 
 
 class KernelPy(Submissions):
-    FILES = {"good": GOOD, "wrong": WRONG, "raising": RAISING, "bad_return": BAD_RETURN,
+    FILES = {"good": GOOD, "slow": SLOW, "wrong": WRONG, "raising": RAISING, "bad_return": BAD_RETURN,
              "no_function": NO_FUNCTION, "syntax_error": SYNTAX_ERROR}
     SHAPE, ENV, TIMING = SHAPE, HOST_ENV, ["--iters", "2", "--warmup", "0"]
 
@@ -170,6 +181,22 @@ class KernelPy(Submissions):
         rc, out, err, c = self.case(["--kernel-py", example, "--kernel", "py:numpy_submission"])
         self.assertEqual(rc, 0, out + err)
         self.assertEqual(c["disposition"], "passed")
+
+    def test_host_default_sampling_stops_after_a_second(self):
+        # Without --iters the host backend takes compare's 30 samples or a second of sampling,
+        # whichever comes first (docs/cli.md): a slow kernel stops at the second.
+        rep = os.path.join(self.dir, "slow.json")
+        rc, out, err = run("--kernel-py", self.path("slow") + ":slow", "--kernel", "py:slow:slow",
+                           *self.SHAPE, "--json", rep, env=self.ENV, timeout=300)
+        self.assertEqual(rc, 0, out + err)
+        with open(rep) as f:
+            r = json.load(f)
+        self.assertEqual(r["measurement"]["iters"], 30)
+        self.assertEqual(r["measurement"]["max_time_s"], 1.0)
+        kt = r["cases"][0]["kernel_timing"]
+        self.assertEqual(kt["stop_reason"], "max time")
+        self.assertGreaterEqual(kt["stats"]["count"], 1)
+        self.assertLessEqual(kt["stats"]["count"], 21)  # 1 s / 50 ms, and the one under way
 
     def test_wrong_result_is_incorrect(self):
         rc, out, err, c = self.case(["--kernel-py", self.path("wrong"), "--kernel", "py:wrong"])

@@ -209,6 +209,14 @@ class Sweeps(unittest.TestCase):
             self.assertEqual(rc, 0)
             self.assertIn(f"0 to run ({n} resumed)", out)
             self.assertEqual(len(jsonl(os.path.join(d, "r.jsonl"))), n + 1)
+            # Two smoke sweeps are comparable: compare gives every case a speed verdict (0 or
+            # 1 on a busy machine), never 4.
+            rc, out, err = run("sweep", cfg, "--json", os.path.join(d, "again.json"), cwd=d)
+            self.assertEqual(rc, 0, out + err)
+            rc, out, err = run("compare", os.path.join(d, "r.json"), os.path.join(d, "again.json"))
+            self.assertIn(rc, (0, 1), out + err)
+            self.assertNotIn("not comparable", out)
+            self.assertEqual(out.count("| passed |"), n, out)
 
     def test_bar_progress_and_in_process(self):
         with tempfile.TemporaryDirectory() as d:

@@ -9,6 +9,7 @@
 #include "src/report/rank_test.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace nvfp4;
 using nlohmann::json;
@@ -343,4 +344,33 @@ TEST(Compare, StatisticsThatDisagreeWithOneAnotherAreInvalid) {
   moved["kernel_timing"]["samples_us"][9] = 90.0;
   EXPECT_EQ(rejection(report({moved})).substr(0, 60),
             "NEW.json: cases[0].kernel_timing.stats.median_us: 104.5; exp");
+}
+
+TEST(Compare, WithoutSamplesTheNoiseIsTheSpreadBelowTheMedian) {
+  // 30 samples of which 8 were slowed 20x and more (time slices lost on a busy machine): the upper
+  // quartile is one of them, so an IQR-based noise (~240 %) would call a 1.5x slowdown "within
+  // noise". The spread below the median is the kernel's own.
+  std::vector<double> base, slow;
+  for (int i = 0; i < 30; ++i) base.push_back(i < 22 ? 100 + 0.3 * i : 2000 + 100 * i);
+  for (double v : base) slow.push_back(1.5 * v);
+  auto summary = [](const std::vector<double>& v) {
+    json c = sampled_case(128, v);
+    c["kernel_timing"].erase("samples_us");  // a report without --samples
+    return c;
+  };
+  const json b = report({summary(base)});
+  const CompareResult c = compare_reports(b, report({summary(slow)}), {});
+  EXPECT_EQ(c.rows[0].verdict, Verdict::Slower);
+  EXPECT_FALSE(c.rows[0].p_value.has_value());
+  const double median = b["cases"][0]["kernel_timing"]["stats"]["median_us"].get<double>();
+  const double q1 = b["cases"][0]["kernel_timing"]["stats"]["q1_us"].get<double>();
+  const double iqr = b["cases"][0]["kernel_timing"]["stats"]["iqr_us"].get<double>();
+  EXPECT_GT(3 * std::hypot(rse_median_of(30, median, iqr), rse_median_of(30, 1.5 * median, 1.5 * iqr)), 0.5);
+  EXPECT_NEAR(c.rows[0].noise, std::sqrt(2.0) * rse_median_below_of(30, median, q1), 1e-12);
+  EXPECT_LT(c.rows[0].noise, 0.02);
+  // The same report twice, and a report against its re-run with one more slow sample: unchanged.
+  EXPECT_EQ(compare_reports(b, b, {}).rows[0].verdict, Verdict::Unchanged);
+  std::vector<double> rerun = base;
+  rerun[21] = 5000;
+  EXPECT_EQ(compare_reports(b, report({summary(rerun)}), {}).regressions(), 0);
 }
