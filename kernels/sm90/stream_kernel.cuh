@@ -1,0 +1,341 @@
+// The streaming path's kernel (small M; launcher stream.cu, work split stream_plan.hpp, loop
+// pieces stream_loop.cuh). One CTA per SM, 16 warps (12 at M tile 32), one cooperative launch per call:
+//   1. every CTA zeroes its share of the panel counters, decodes the slices of A its units touch
+//      into the shared slab (rows past M zero) while each warp's first two B groups load, and the
+//      grid synchronises once (the counters are zero before anyone arrives; the workspace may
+//      hold anything);
+//   2. each warp walks its units: B from global memory into registers two groups ahead, decode,
+//      mma.sync against the slab; at the end of each panel-slice it holds a piece: one that no
+//      other warp of the CTA shares goes to its slot in the workspace at once, the (at most two)
+//      others wait in shared memory;
+//   3. after a CTA barrier the shared pieces are summed in warp order by the warp holding the
+//      first of them and sent on the same way.
+// Sending a piece: its 16 x MT FP32 partial into its slot, a fence, its groups added to the
+// panel's counter; the CTA whose addition completes K / 256 groups notes the panel and, after its
+// loop, sums every piece of it in (slice, slot) order and writes C (x 2^14, the decode's boost),
+// so the result does not depend on arrival order.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/sm90/decode.hpp"
+#include "kernels/sm90/stream_loop.cuh"
+#include "kernels/sm90/stream_plan.hpp"
+
+namespace nvfp4::sm90::stream {
+
+// Warps a CTA (config.hpp's stream_warps): 16, or 12 at M tile 32, whose 16 accumulators a lane
+// would not fit the 128 registers of 16 warps beside three groups of B in flight.
+template <int NT>
+constexpr int warps_for() { return NT == 4 ? 12 : 16; }
+
+struct Params {
+  const uint8_t* a;    // [L, M, K/2]
+  const uint8_t* sfa;  // [L, M, K/16]
+  const uint8_t* b;    // [L, N, K/2]
+  const uint8_t* sfb;  // [L, N, K/16]
+  uint16_t* c;         // [L, M, N] fp16
+  float* partial;      // per panel-slice, plan.slots pieces of 16 x MT FP32 (fragment order)
+  int* counters;       // per panel: groups summed so far
+  StreamPlan plan;
+  int m, n;
+  int groups;          // K / 256: what a panel's counter reaches
+  int slab_slices;     // slices of A the slab holds
+  int64_t kbytes, kscales;  // a row's code bytes (K / 2) and scale bytes (K / 16)
+  int64_t panels_total;     // L x plan.panels
+};
+
+template <int NT>
+struct Geometry {
+  static constexpr int kMT = 8 * NT;                   // A rows held (M tile)
+  static constexpr int kBlockSlab = kMT * 128;         // slab bytes of one K block
+  static constexpr int kGroupSlab = 4 * kBlockSlab;    // ... of one group
+  static constexpr int kPiece = NT * 32;               // float4s of one 16 x MT partial
+};
+
+// A piece of panel-slice `ps` computed by this CTA (`groups` of its units) into its slot, its
+// groups added to the panel's counter. The panel in every lane of the warp whose addition
+// completes it (its last arriver), else -1. Whole warp.
+// `slot`: this CTA's index among the CTAs that touch the panel-slice. 32-bit arithmetic only (the
+// streaming loop calls it with its buffers live; units < 2^31).
+template <int NT>
+__device__ __forceinline__ int send_piece(const Params& q, const float (&acc)[NT][4], int ps, int slot, int groups,
+                                           int lane) {
+  constexpr int kPiece = Geometry<NT>::kPiece;
+  const StreamPlan& p = q.plan;
+  float4* dst = reinterpret_cast<float4*>(q.partial) + (int64_t(ps) * p.slots + slot) * kPiece;
+#pragma unroll
+  for (int t = 0; t < NT; ++t) __stcg(dst + t * 32 + lane, make_float4(acc[t][0], acc[t][1], acc[t][2], acc[t][3]));
+  __threadfence();  // every lane's partial before the counter (threadFenceReduction's pattern)
+  __syncwarp();
+  int last = 0;
+  const int z = ps / p.panels;
+  const int panel = (z / p.slices) * p.panels + (ps - z * p.panels);
+  if (lane == 0) last = atomicAdd(q.counters + panel, groups) + groups == q.groups;
+  return __shfl_sync(0xFFFFFFFFu, last, 0) ? panel : -1;
+}
+
+// The last arriver's part: every piece of `panel` summed in (slice, slot) order, C written.
+// Whole warp.
+template <int NT>
+__device__ __forceinline__ void finish_panel(const Params& q, int64_t panel, int lane) {
+  constexpr int kPiece = Geometry<NT>::kPiece;
+  const StreamPlan& p = q.plan;
+  const int gs = p.slice_groups;
+  __threadfence();
+  float4 sum[NT];
+  bool any = false;
+  for (int s = 0; s < p.slices; ++s) {
+    const int64_t pss = stream_panel_slice(p, panel, s);
+    const int64_t f = stream_owner(pss * gs, p.units, p.ctas), l = stream_owner(pss * gs + gs - 1, p.units, p.ctas);
+    for (int64_t b = f; b <= l; ++b) {
+      const StreamSpan part = stream_cta_part(p, pss, b);
+      if (part.hi <= part.lo) continue;  // an empty CTA between two owners (more CTAs than units)
+      const float4* src = reinterpret_cast<const float4*>(q.partial) + (pss * p.slots + (b - f)) * kPiece;
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        const float4 v = __ldcg(src + t * 32 + lane);
+        if (any) {
+          sum[t].x += v.x;
+          sum[t].y += v.y;
+          sum[t].z += v.z;
+          sum[t].w += v.w;
+        } else {
+          sum[t] = v;
+        }
+      }
+      any = true;
+    }
+  }
+  // lane (g, c) holds rows g, g + 8 of the panel (C columns) and A rows 8t + 2c, 8t + 2c + 1
+  const int64_t batch = panel / p.panels;
+  const int64_t n0 = (panel - batch * p.panels) * kStreamPanelRows + (lane >> 2), n1 = n0 + 8;
+  const int c = lane & 3;
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    const float v[4] = {sum[t].x, sum[t].y, sum[t].z, sum[t].w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int m = 8 * t + 2 * c + (e & 1);
+      const int64_t n = e < 2 ? n0 : n1;
+      if (m < q.m && n < q.n)
+        q.c[(batch * q.m + m) * q.n + n] = __half_as_ushort(__float2half_rn(v[e] * kAccUnscale));
+    }
+  }
+}
+
+template <int NT, int kWarps = warps_for<NT>()>
+__global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) {
+  using G = Geometry<NT>;
+  using namespace streamloop;
+  extern __shared__ __align__(16) uint8_t smem[];
+  const StreamPlan& p = q.plan;
+  const int gs = p.slice_groups;
+  // shared memory: the warps' boundary pieces and their tags (fixed offsets), the count of panels
+  // this CTA completes, the A slab, then the list of those panels
+  float4* entries = reinterpret_cast<float4*>(smem);
+  long long* tags = reinterpret_cast<long long*>(entries + kWarps * 2 * G::kPiece);
+  int* done_count = reinterpret_cast<int*>(tags + kWarps * 2);
+  uint8_t* slab = reinterpret_cast<uint8_t*>(done_count + 4);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  // (C is written after the loop, where the registers of its streams are free)
+  auto done_list = [&] { return reinterpret_cast<int*>(slab + size_t(q.slab_slices) * q.plan.slice_groups * G::kGroupSlab); };
+  auto send = [&](const float (&a)[NT][4], int ps, int slot, int groups) {
+    const int panel = send_piece<NT>(q, a, ps, slot, groups, lane);
+    if (panel >= 0 && lane == 0) {
+      __threadfence();  // the other pieces, seen complete by the counter, before the CTA barrier passes it on
+      done_list()[atomicAdd(done_count, 1)] = panel;
+    }
+  };
+  const int64_t gw = int64_t(blockIdx.x) * kWarps + warp;
+  const int64_t u0 = stream_warp_start(p, gw), u1 = stream_warp_start(p, gw + 1);
+  const int n = static_cast<int>(u1 - u0);
+  const int64_t cta0 = stream_cta_start(p, blockIdx.x), cta1 = stream_cta_start(p, blockIdx.x + 1);
+
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < q.panels_total;
+       i += int64_t(gridDim.x) * blockDim.x)
+    q.counters[i] = 0;
+  if (lane == 0) {
+    tags[2 * warp] = -1;
+    tags[2 * warp + 1] = -1;
+  }
+  if (threadIdx.x == 0) *done_count = 0;
+
+  // load cursor: (batch, slice, panel, group in slice) and this lane's code / scale pointers
+  const int64_t z0 = u0 / p.per_z;
+  const int64_t r0 = u0 - z0 * p.per_z;
+  int ld_z = static_cast<int>(z0);  // units < 2^31 (config.cpp)
+  int ld_p = static_cast<int>(r0 / gs), ld_gl = static_cast<int>(r0 - int64_t(ld_p) * gs);
+  const uint8_t *cp = nullptr, *sp = nullptr;
+  int dc = 0;  // row g + 8's code offset from row g (K < 2^28: config.cpp); its scales' is dc / 8
+  auto set_ptrs = [&] {
+    const int row0 = min(ld_p * kStreamPanelRows + g, q.n - 1), row1 = min(ld_p * kStreamPanelRows + g + 8, q.n - 1);
+    const int bt = ld_z / p.slices;
+    const int64_t row = int64_t(bt) * q.n + row0;
+    const int grp = (ld_z - bt * p.slices) * gs + ld_gl;
+    cp = q.b + row * q.kbytes + grp * 128 + 16 * c;
+    sp = q.sfb + row * q.kscales + grp * 16 + 2 * c;
+    dc = (row1 - row0) * static_cast<int>(q.kbytes);
+  };
+  auto load_next = [&](Buf& b) {
+    load_group(b, cp, sp, dc, dc >> 3);
+    if (++ld_gl < gs) {
+      cp += 128;
+      sp += 16;
+    } else {
+      ld_gl = 0;
+      if (++ld_p == p.panels) {
+        ld_p = 0;
+        ++ld_z;
+      }
+      set_ptrs();
+    }
+  };
+  Buf b0, b1, b2;
+  if (n > 0) {
+    set_ptrs();
+    load_next(b0);
+  }
+  if (n > 1) load_next(b1);
+
+  // A slab: the slices [z_first, z_first + z_count) this CTA's units touch
+  const int64_t z_first = cta0 / p.per_z;
+  const int z_count = cta1 > cta0 ? static_cast<int>((cta1 - 1) / p.per_z - z_first) + 1 : 0;
+  {
+    const int total = z_count * gs * 4 * G::kMT * 4;
+    for (int e = threadIdx.x; e < total; e += blockDim.x) {
+      const int cc = e & 3, m = (e >> 2) & (G::kMT - 1), rest = e / (4 * G::kMT);
+      const int j = rest & 3, gz = rest >> 2;  // gz: group gl2 of slab slice `slot`
+      const int slot = gz / gs, gl2 = gz - slot * gs;
+      const int64_t zz = z_first + slot;
+      const int64_t bt = zz / p.slices;
+      const int grp = static_cast<int>(zz - bt * p.slices) * gs + gl2;
+      uint8_t* block = slab + gz * G::kGroupSlab + j * G::kBlockSlab;
+      if (m < q.m) {
+        const int sb = virtual_block(j, cc);
+        const int64_t row = bt * q.m + m;
+        const uint2 w = __ldg(reinterpret_cast<const uint2*>(q.a + row * q.kbytes + grp * 128 + sb * 8));
+        const uint32_t sc = __ldg(q.sfa + row * q.kscales + grp * 16 + sb);
+        slab_entry(block, m, cc, w, sc);
+      } else {
+        slab_zero(block, m, cc);
+      }
+    }
+  }
+  cooperative_groups::this_grid().sync();  // the slab written, every counter zero
+
+  // compute cursor
+  int c_p = static_cast<int>(r0 / gs), c_gl = static_cast<int>(r0 - int64_t(r0 / gs) * gs);
+  int c_ps = static_cast<int>(u0 / gs);  // panel-slice: units are (z, panel, group) ordered
+  uint32_t slab_z = static_cast<uint32_t>(z0 - z_first) * gs * G::kGroupSlab;
+  const uint32_t off0 = g * 128 + c * 32 + (g & 1) * 16;        // k-steps 0-1 of row g (tile 0)
+  const uint32_t off1 = g * 128 + c * 32 + ((g & 1) ^ 1) * 16;  // k-steps 2-3
+  float acc[NT][4];
+#pragma unroll
+  for (int t = 0; t < NT; ++t)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[t][i] = 0.0f;
+  int seg = 0;
+  bool first_piece = true;
+  // Whether the CTA's part of a piece's panel-slice is this warp's piece alone: always for the
+  // pieces between the first and the last (they cover their panel-slice), for the first where
+  // the warp starts a panel-slice or the CTA, for the last where it ends one or the CTA.
+  const bool start_alone = u0 % gs == 0 || u0 == cta0, end_alone = u1 % gs == 0 || u1 == cta1;
+  // The slot of an alone piece: 0 (this CTA holds the panel-slice's first unit) except for a first
+  // piece whose panel-slice begins in an earlier CTA.
+  const int first_slot = static_cast<int>(blockIdx.x - stream_owner(u0 / gs * gs, p.units, p.ctas));
+
+  auto consume = [&](const Buf& b, int i) {
+    const uint8_t* ag = slab + slab_z + c_gl * G::kGroupSlab;
+    mma_block<0, NT>(b, ag, off0, off1, acc);
+    mma_block<1, NT>(b, ag + G::kBlockSlab, off0, off1, acc);
+    mma_block<2, NT>(b, ag + 2 * G::kBlockSlab, off0, off1, acc);
+    mma_block<3, NT>(b, ag + 3 * G::kBlockSlab, off0, off1, acc);
+    ++seg;
+    if (c_gl == gs - 1 || i + 1 == n) {  // the piece of panel-slice c_ps ends
+      if ((!first_piece || start_alone) && (i + 1 < n || end_alone)) {
+        send(acc, c_ps, first_piece ? first_slot : 0, seg);
+      } else {
+        const int e = 2 * warp + (first_piece ? 0 : 1);
+#pragma unroll
+        for (int t = 0; t < NT; ++t)
+          entries[e * G::kPiece + t * 32 + lane] = make_float4(acc[t][0], acc[t][1], acc[t][2], acc[t][3]);
+        if (lane == 0) tags[e] = c_ps;
+      }
+#pragma unroll
+      for (int t = 0; t < NT; ++t)
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc[t][k] = 0.0f;
+      seg = 0;
+      first_piece = false;
+    }
+    if (++c_gl == gs) {
+      c_gl = 0;
+      ++c_ps;
+      if (++c_p == p.panels) {
+        c_p = 0;
+        slab_z += gs * G::kGroupSlab;
+      }
+    }
+  };
+
+  // three register buffers, two groups in flight while the third is consumed
+  for (int i = 0; i < n;) {
+    if (i + 2 < n) load_next(b2);
+    consume(b0, i);
+    if (++i == n) break;
+    if (i + 2 < n) load_next(b0);
+    consume(b1, i);
+    if (++i == n) break;
+    if (i + 2 < n) load_next(b1);
+    consume(b2, i);
+    ++i;
+  }
+
+  // the pieces the CTA's warps share: summed in warp order by the warp holding the first
+  __syncthreads();
+#pragma unroll 1
+  for (int sl = 0; sl < 2; ++sl) {
+    const int e = 2 * warp + sl;
+    const long long tag = tags[e];
+    if (tag < 0) continue;
+    int prev = e - 1;
+    while (prev >= 0 && tags[prev] < 0) --prev;
+    if (prev >= 0 && tags[prev] == tag) continue;
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      const float4 v = entries[e * G::kPiece + t * 32 + lane];
+      acc[t][0] = v.x;
+      acc[t][1] = v.y;
+      acc[t][2] = v.z;
+      acc[t][3] = v.w;
+    }
+    for (int f = e + 1; f < 2 * kWarps; ++f) {
+      const long long tf = tags[f];
+      if (tf < 0) continue;
+      if (tf != tag) break;
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        const float4 v = entries[f * G::kPiece + t * 32 + lane];
+        acc[t][0] += v.x;
+        acc[t][1] += v.y;
+        acc[t][2] += v.z;
+        acc[t][3] += v.w;
+      }
+    }
+    const StreamSpan part = stream_cta_part(p, tag, blockIdx.x);
+    const int slot = static_cast<int>(blockIdx.x - stream_owner(tag * gs, p.units, p.ctas));
+    send(acc, static_cast<int>(tag), slot, static_cast<int>(part.hi - part.lo));
+  }
+
+  // the panels this CTA completed, shared out over its warps
+  __syncthreads();
+  const int done = *done_count;
+  for (int i = warp; i < done; i += kWarps) finish_panel<NT>(q, done_list()[i], lane);
+}
+
+}  // namespace nvfp4::sm90::stream
