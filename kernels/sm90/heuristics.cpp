@@ -5,6 +5,7 @@
 #include "kernels/sm90/heuristics.hpp"
 
 #include "kernels/sm90/stream_k.hpp"
+#include "kernels/sm90/stream_plan.hpp"
 #include "src/core/arith.hpp"
 #include "src/core/text.hpp"
 
@@ -316,8 +317,11 @@ TwoPhaseConfig choose_two_phase(const Shape& s, int sms, const CostModels& m) {
 StreamConfig stream_candidate(const Shape& s, int sms) {
   StreamConfig c;
   c.m_tile = s.m <= 8 ? 8 : s.m <= 16 ? 16 : 32;
-  c.ctas = std::max(1, sms);
   c.warps = stream_warps(c.m_tile);
+  // one CTA an SM, fewer where there are fewer units than that many CTAs' warps (each CTA
+  // decodes its slices of A and joins the grid's barrier: idle ones only cost)
+  const int64_t units = s.l * ceil_div(s.n, int64_t(kStreamPanelRows)) * std::max<int64_t>(1, s.k / kStreamGroupK);
+  c.ctas = static_cast<int>(std::clamp<int64_t>(ceil_div(units, int64_t(c.warps)), 1, std::max(1, sms)));
   if (!stream_shape_error(s, c).empty()) c.m_tile = 0;
   return c;
 }
@@ -379,9 +383,9 @@ std::string configuration_error(const Shape& s, Path path, const Config& c, int 
   if (c.path == Path::Stream) {
     if (const std::string e = stream_shape_error(s, c.stream); !e.empty()) return e;
     const StreamConfig want = stream_candidate(s, sms);
-    return fmt::format("the stream path runs {} here (the smallest M tile of 8, 16, 32 holding M = {}, one CTA a "
-                       "SM of {}), not {}",
-                       describe(Config{Path::Stream, {}, {}, want}), s.m, sms, name);
+    return fmt::format("the stream path runs {} here (the smallest M tile of 8, 16, 32 holding M = {}; one CTA an "
+                       "SM of {}, or one per {} units where fewer), not {}",
+                       describe(Config{Path::Stream, {}, {}, want}), s.m, sms, want.warps, name);
   }
   std::vector<int> tiles, splits;
   if (c.path == Path::Fused) {

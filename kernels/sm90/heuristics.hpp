@@ -66,7 +66,8 @@ FusedConfig choose_fused(const Shape& s, int sm_count, const CostModels& m = shi
                          bool two_per_sm = true);
 TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count, const CostModels& m = shipped_models());
 // The streaming path (small M): its configuration for the shape - the smallest M tile (8, 16, 32)
-// holding M, one CTA per SM, stream_warps(m_tile) warps - or none (m_tile 0) where it does not run the
+// holding M, stream_warps(m_tile) warps, one CTA per SM or one per that many units where fewer
+// - or none (m_tile 0) where it does not run the
 // shape (stream_shape_error).
 StreamConfig stream_candidate(const Shape& s, int sm_count);
 

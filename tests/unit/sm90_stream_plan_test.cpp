@@ -237,6 +237,7 @@ TEST(Sm90Stream, ConfigurationsAreSpeltParsedAndRefused) {
   EXPECT_EQ(configuration_error(m16, Path::Auto, c, 132), "");
   EXPECT_NE(configuration_error(m16, Path::Auto, c, 114).find("the stream path runs stream 16x16 ctas 114 warps 16 here"),
             std::string::npos);
+  EXPECT_EQ(describe(choose_config(Shape{1, 8, 256, 1}, 132)), "stream 8x16 ctas 1 warps 16");
   EXPECT_NE(configuration_error(m16, Path::Fused, c, 132).find("fused path only"), std::string::npos);
   EXPECT_NE(configuration_error(Shape{16, 7168, 320, 1}, Path::Auto, c, 132).find("needs K a multiple of 256"),
             std::string::npos);
@@ -255,7 +256,8 @@ TEST(Sm90Stream, ChosenAtSmallMWhereItRuns) {
       if (m <= kStreamChosenMaxM) {
         ASSERT_EQ(c.path, Path::Stream) << m;
         EXPECT_EQ(c.stream.m_tile, m <= 8 ? 8 : 16);
-        EXPECT_EQ(c.stream.ctas, 132);
+        // one CTA an SM, or one per 16 units (warps) where fewer: 576 / 16 x 7168 / 256 = 1008 units
+        EXPECT_EQ(c.stream.ctas, s.n == 576 ? 63 : 132);
       } else {
         EXPECT_NE(c.path, Path::Stream) << m;
       }
