@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sm90 streaming path for small M (issue 47; docs/kernels.md, "The streaming path") on one
+# The sm90 streaming path for small M (issue 47; docs/kernels.md, "The streaming path (small M)") on one
 # H200, in one call of under 8 minutes, self-checking: every step prints PASS/FAIL lines into
 # $OUT/smallm/summary.txt and the whole folder is packed into $OUT/smallm.tgz (summary.txt is
 # also left beside it).
