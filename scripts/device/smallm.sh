@@ -9,7 +9,8 @@
 #             path's loop at M tile 8, 16, 32, HMMA in it, no local memory (sass.txt)
 #   tests     ctest: the path's GPU tests (Sm90Stream.*: M = 1..32, ragged M and N, L > 1, the
 #             smallest K and a refused one, both distributions, several seeds, determinism,
-#             workspace garbage, graphs) and its host test (ctest.log)
+#             workspace garbage, graphs) and its host test (ctest.log); then the fused path's and
+#             the decode's (Sm90Gemm.Fused*, Sm90Decode.*: they share decode_frag; ctest-fused.log)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck of the path on ragged shapes:
 #             16x200x1280 L=2 (auto: the path, 9 CTAs), 27x520x2048 and 5x72x256 L=3 (pinned)
 #   time      the shipped M = 16 shapes (configs/llm-layers.json; 16x57344x8192 among them),
@@ -79,6 +80,12 @@ step_tests() {
   local rc=$?
   grep -E "tests passed|tests failed|Failed|\*\*\*|Skipped|Not Run" "$R/ctest.log" | head -30 | tee -a "$S"
   say "tests: $([[ $rc == 0 ]] && echo PASS || echo "FAIL rc=$rc (ctest.log)")"
+  # the fused path shares the decode (decode_frag's four-pair form): its GPU tests too
+  timeout $(( $(left) < 150 ? $(left) : 150 )) ctest --test-dir build-sm90 -R '^Sm90Decode\.|^Sm90Gemm\.Fused' \
+    --output-on-failure > "$R/ctest-fused.log" 2>&1
+  rc=$?
+  grep -E "tests passed|tests failed|Failed|\*\*\*" "$R/ctest-fused.log" | head -20 | tee -a "$S"
+  say "tests (fused path, shared decode): $([[ $rc == 0 ]] && echo PASS || echo "FAIL rc=$rc (ctest-fused.log)")"
 }
 
 step_sanitize() {

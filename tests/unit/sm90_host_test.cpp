@@ -46,6 +46,27 @@ TEST(Sm90Decode, PairTrickMatchesCodecForEveryCode) {
         }
 }
 
+// The four-pair form (e2m1x2_quad, what decode_frag runs) gives e2m1x2_raw's bits for every
+// pair: every code at every nibble with every other nibble at each code, and random words.
+TEST(Sm90Decode, QuadFormIsThePairTrickBitForBit) {
+  std::vector<uint32_t> words;
+  for (int e = 0; e < 8; ++e)
+    for (uint32_t code = 0; code < 16; ++code)
+      for (uint32_t fill = 0; fill < 16; ++fill) {
+        uint32_t w = 0;
+        for (int f = 0; f < 8; ++f) w |= fill << (4 * f);
+        words.push_back((w & ~(0xFu << (4 * e))) | (code << (4 * e)));
+      }
+  uint64_t x = 5;  // an LCG's high bits
+  for (int i = 0; i < 200000; ++i)
+    words.push_back(static_cast<uint32_t>((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 32));
+  for (const uint32_t w : words) {
+    uint32_t o[4];
+    sm90::e2m1x2_quad(w, o);
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(o[i], sm90::e2m1x2_raw_rt(w, i)) << "pair " << i << " w=" << std::hex << w;
+  }
+}
+
 // raw (value * 2^-14) times fp16(scale * 2^7) is exact in fp16 for every code and every
 // non-NaN scale byte (sign bit ignored), so the device multiply cannot round.
 TEST(Sm90Decode, ScaledProductsAreExactInFp16) {
