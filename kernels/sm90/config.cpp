@@ -75,12 +75,8 @@ namespace {
 // lanes x 32 bytes: the lanes' mma B-operand registers) and two boundary partials a warp (16 x
 // m_tile FP32 each) with their panel-slice tags.
 size_t stream_slab_group_bytes(int m_tile) { return size_t(4) * m_tile * 128; }
-// ... and the panels the CTA completes (a count, then one int each: at most the panel-slices its
-// units touch).
-size_t stream_entries_bytes(const StreamConfig& c, const StreamPlan& p) {
-  const int64_t most_units = ceil_div(p.units, int64_t(p.ctas));
-  return size_t(c.warps) * 2 * (size_t(kStreamPanelRows) * c.m_tile * 4 + 8) + 16 +
-         size_t(4) * size_t(most_units / p.slice_groups + 2);
+size_t stream_entries_bytes(const StreamConfig& c) {
+  return size_t(c.warps) * 2 * (size_t(kStreamPanelRows) * c.m_tile * 4 + 8);
 }
 // Slices one CTA's units span, at most.
 int stream_slab_slices(const StreamPlan& p) {
@@ -124,7 +120,7 @@ StreamLayout stream_layout(const Shape& s, const StreamConfig& c) {
     if (groups % gs != 0) continue;
     const StreamPlan p = stream_plan_for(s, c, gs);
     const int slab = stream_slab_slices(p);
-    const size_t smem = size_t(slab) * gs * stream_slab_group_bytes(c.m_tile) + stream_entries_bytes(c, p);
+    const size_t smem = size_t(slab) * gs * stream_slab_group_bytes(c.m_tile) + stream_entries_bytes(c);
     if (smem > kStreamSmemLimit && gs > 1) continue;
     w.panels = s.l * p.panels;
     w.slices = p.slices;
@@ -137,8 +133,7 @@ StreamLayout stream_layout(const Shape& s, const StreamConfig& c) {
   }
   const int64_t panel_slices = w.panels * w.slices;
   w.partial = size_t(panel_slices) * size_t(w.slots) * kStreamPanelRows * size_t(c.m_tile) * 4;
-  w.counters = size_t(w.panels) * 4;
-  w.total = round_up(w.partial, 256) + round_up(w.counters, 256);
+  w.total = round_up(w.partial, 256);
   return w;
 }
 

@@ -119,7 +119,7 @@ bool stream_tile_built(int m_tile);               // 8, 16, 32
 // the tile, the A slab and the warps' partials in shared memory).
 std::string stream_shape_error(const Shape& s, const StreamConfig& c);
 
-// The streaming path's workspace: [per panel, its pieces' FP32 partials][a counter per panel].
+// The streaming path's workspace: per panel-slice, its pieces' FP32 partials (slots x 16 x m_tile).
 struct StreamLayout {
   int64_t panels = 0;     // L x ceil(N / 16)
   int slices = 0;         // K slices a batch (a slice: slice_groups groups of 256 K)
@@ -128,7 +128,7 @@ struct StreamLayout {
   int slab_slices = 0;    // K slices of decoded A a CTA holds in shared memory at most
   int64_t units = 0;      // L x slices x ceil(N / 16) x slice_groups
   size_t smem = 0;        // dynamic shared memory a CTA: the A slab and the warps' boundary partials
-  size_t partial = 0, counters = 0, total = 0;
+  size_t partial = 0, total = 0;
 };
 StreamLayout stream_layout(const Shape& s, const StreamConfig& c);
 struct StreamPlan;  // stream_plan.hpp

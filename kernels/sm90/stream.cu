@@ -1,6 +1,6 @@
-// The streaming path's launcher (stream_kernel.cuh): the workspace carved per stream_layout(),
-// one cooperative launch of one CTA per SM (its grid synchronises once, after zeroing the panel
-// counters), no prepass.
+// The streaming path's launcher (stream_kernel.cuh): the workspace (the pieces' partials,
+// stream_layout()), one cooperative launch of one CTA per SM at most (its grid synchronises once,
+// between the pieces and the final sums), no prepass.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -28,7 +28,7 @@ void launch_kernel(const stream::Params& q, int ctas, size_t smem, cudaStream_t 
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
   cudaLaunchAttribute attr;
-  attr.id = cudaLaunchAttributeCooperative;  // the grid synchronises once (counters zeroed)
+  attr.id = cudaLaunchAttributeCooperative;  // the grid synchronises once (all pieces stored)
   attr.val.cooperative = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
@@ -51,13 +51,10 @@ void launch_stream(const Shape& s, const Operands& ops, const StreamConfig& c, v
   q.b = ops.b;
   q.sfb = ops.sfb;
   q.c = ops.c;
-  uint8_t* ws = static_cast<uint8_t*>(workspace);
-  q.partial = reinterpret_cast<float*>(ws);
-  q.counters = reinterpret_cast<int*>(ws + round_up(w.partial, 256));
+  q.partial = static_cast<float*>(workspace);
   q.plan = stream_plan(s, c);
   q.m = static_cast<int>(s.m);
   q.n = static_cast<int>(s.n);
-  q.groups = static_cast<int>(s.k / kStreamGroupK);
   q.slab_slices = w.slab_slices;
   q.kbytes = s.k / 2;
   q.kscales = s.k / 16;

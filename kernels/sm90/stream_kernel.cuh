@@ -1,19 +1,17 @@
 // The streaming path's kernel (small M; launcher stream.cu, work split stream_plan.hpp, loop
-// pieces stream_loop.cuh). One CTA per SM, 16 warps (12 at M tile 32), one cooperative launch per call:
-//   1. every CTA zeroes its share of the panel counters, decodes the slices of A its units touch
-//      into the shared slab (rows past M zero) while each warp's first two B groups load, and the
-//      grid synchronises once (the counters are zero before anyone arrives; the workspace may
-//      hold anything);
-//   2. each warp walks its units: B from global memory into registers two groups ahead, decode,
-//      mma.sync against the slab; at the end of each panel-slice it holds a piece: one that no
-//      other warp of the CTA shares goes to its slot in the workspace at once, the (at most two)
-//      others wait in shared memory;
-//   3. after a CTA barrier the shared pieces are summed in warp order by the warp holding the
-//      first of them and sent on the same way.
-// Sending a piece: its 16 x MT FP32 partial into its slot, a fence, its groups added to the
-// panel's counter; the CTA whose addition completes K / 256 groups notes the panel and, after its
-// loop, sums every piece of it in (slice, slot) order and writes C (x 2^14, the decode's boost),
-// so the result does not depend on arrival order.
+// pieces stream_loop.cuh). One CTA per SM, 16 warps (12 at M tile 32), one cooperative launch per
+// call, in two phases around one grid-wide barrier:
+//   1. each CTA decodes the slices of A its units touch into the shared slab (rows past M zero)
+//      while each warp's first two B groups load; then each warp walks its units: B from global
+//      memory into registers two groups ahead, decode, mma.sync against the slab. At the end of
+//      each panel-slice a warp holds a piece: one that no other warp of the CTA shares is stored
+//      to its slot in the workspace at once (plain stores: no fence, no atomic, so the loads in
+//      flight are never waited for), the (at most two) others wait in shared memory and are
+//      summed in warp order after the loop, then stored the same way;
+//   2. after the grid's barrier (which makes every piece visible) CTA b sums the pieces of its
+//      share of the panels in (slice, slot) order and writes C (x 2^14, the decode's boost).
+// No counters: the workspace may hold anything, every slot read was written in the same call,
+// and the order of every sum depends on the shape and configuration only.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -40,10 +38,8 @@ struct Params {
   const uint8_t* sfb;  // [L, N, K/16]
   uint16_t* c;         // [L, M, N] fp16
   float* partial;      // per panel-slice, plan.slots pieces of 16 x MT FP32 (fragment order)
-  int* counters;       // per panel: groups summed so far
   StreamPlan plan;
   int m, n;
-  int groups;          // K / 256: what a panel's counter reaches
   int slab_slices;     // slices of A the slab holds
   int64_t kbytes, kscales;  // a row's code bytes (K / 2) and scale bytes (K / 16)
   int64_t panels_total;     // L x plan.panels
@@ -57,36 +53,22 @@ struct Geometry {
   static constexpr int kPiece = NT * 32;               // float4s of one 16 x MT partial
 };
 
-// A piece of panel-slice `ps` computed by this CTA (`groups` of its units) into its slot, its
-// groups added to the panel's counter. The panel in every lane of the warp whose addition
-// completes it (its last arriver), else -1. Whole warp.
-// `slot`: this CTA's index among the CTAs that touch the panel-slice. 32-bit arithmetic only (the
-// streaming loop calls it with its buffers live; units < 2^31).
+// A piece of panel-slice `ps` computed by this CTA into its slot (`slot`: this CTA's index among
+// the CTAs that touch the panel-slice). Whole warp.
 template <int NT>
-__device__ __forceinline__ int send_piece(const Params& q, const float (&acc)[NT][4], int ps, int slot, int groups,
-                                           int lane) {
-  constexpr int kPiece = Geometry<NT>::kPiece;
-  const StreamPlan& p = q.plan;
-  float4* dst = reinterpret_cast<float4*>(q.partial) + (int64_t(ps) * p.slots + slot) * kPiece;
+__device__ __forceinline__ void store_piece(const Params& q, const float (&acc)[NT][4], int64_t ps, int slot,
+                                            int lane) {
+  float4* dst = reinterpret_cast<float4*>(q.partial) + (ps * q.plan.slots + slot) * Geometry<NT>::kPiece;
 #pragma unroll
   for (int t = 0; t < NT; ++t) __stcg(dst + t * 32 + lane, make_float4(acc[t][0], acc[t][1], acc[t][2], acc[t][3]));
-  __threadfence();  // every lane's partial before the counter (threadFenceReduction's pattern)
-  __syncwarp();
-  int last = 0;
-  const int z = ps / p.panels;
-  const int panel = (z / p.slices) * p.panels + (ps - z * p.panels);
-  if (lane == 0) last = atomicAdd(q.counters + panel, groups) + groups == q.groups;
-  return __shfl_sync(0xFFFFFFFFu, last, 0) ? panel : -1;
 }
 
-// The last arriver's part: every piece of `panel` summed in (slice, slot) order, C written.
-// Whole warp.
+// Phase 2: every piece of `panel` summed in (slice, slot) order, C written. Whole warp.
 template <int NT>
 __device__ __forceinline__ void finish_panel(const Params& q, int64_t panel, int lane) {
   constexpr int kPiece = Geometry<NT>::kPiece;
   const StreamPlan& p = q.plan;
   const int gs = p.slice_groups;
-  __threadfence();
   float4 sum[NT];
   bool any = false;
   for (int s = 0; s < p.slices; ++s) {
@@ -135,35 +117,20 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
   extern __shared__ __align__(16) uint8_t smem[];
   const StreamPlan& p = q.plan;
   const int gs = p.slice_groups;
-  // shared memory: the warps' boundary pieces and their tags (fixed offsets), the count of panels
-  // this CTA completes, the A slab, then the list of those panels
+  // shared memory: the warps' boundary pieces and their tags (fixed offsets), then the A slab
   float4* entries = reinterpret_cast<float4*>(smem);
   long long* tags = reinterpret_cast<long long*>(entries + kWarps * 2 * G::kPiece);
-  int* done_count = reinterpret_cast<int*>(tags + kWarps * 2);
-  uint8_t* slab = reinterpret_cast<uint8_t*>(done_count + 4);
+  uint8_t* slab = reinterpret_cast<uint8_t*>(tags + kWarps * 2);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
-  // (C is written after the loop, where the registers of its streams are free)
-  auto done_list = [&] { return reinterpret_cast<int*>(slab + size_t(q.slab_slices) * q.plan.slice_groups * G::kGroupSlab); };
-  auto send = [&](const float (&a)[NT][4], int ps, int slot, int groups) {
-    const int panel = send_piece<NT>(q, a, ps, slot, groups, lane);
-    if (panel >= 0 && lane == 0) {
-      __threadfence();  // the other pieces, seen complete by the counter, before the CTA barrier passes it on
-      done_list()[atomicAdd(done_count, 1)] = panel;
-    }
-  };
   const int64_t gw = int64_t(blockIdx.x) * kWarps + warp;
   const int64_t u0 = stream_warp_start(p, gw), u1 = stream_warp_start(p, gw + 1);
   const int n = static_cast<int>(u1 - u0);
   const int64_t cta0 = stream_cta_start(p, blockIdx.x), cta1 = stream_cta_start(p, blockIdx.x + 1);
 
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < q.panels_total;
-       i += int64_t(gridDim.x) * blockDim.x)
-    q.counters[i] = 0;
   if (lane == 0) {
     tags[2 * warp] = -1;
     tags[2 * warp + 1] = -1;
   }
-  if (threadIdx.x == 0) *done_count = 0;
 
   // load cursor: (batch, slice, panel, group in slice) and this lane's code / scale pointers
   const int64_t z0 = u0 / p.per_z;
@@ -226,7 +193,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
       }
     }
   }
-  cooperative_groups::this_grid().sync();  // the slab written, every counter zero
+  __syncthreads();  // the slab written
 
   // compute cursor
   int c_p = static_cast<int>(r0 / gs), c_gl = static_cast<int>(r0 - int64_t(r0 / gs) * gs);
@@ -239,14 +206,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
   for (int t = 0; t < NT; ++t)
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[t][i] = 0.0f;
-  int seg = 0;
   bool first_piece = true;
   // Whether the CTA's part of a piece's panel-slice is this warp's piece alone: always for the
   // pieces between the first and the last (they cover their panel-slice), for the first where
   // the warp starts a panel-slice or the CTA, for the last where it ends one or the CTA.
   const bool start_alone = u0 % gs == 0 || u0 == cta0, end_alone = u1 % gs == 0 || u1 == cta1;
   // The slot of an alone piece: 0 (this CTA holds the panel-slice's first unit) except for a first
-  // piece whose panel-slice begins in an earlier CTA.
+  // piece whose panel-slice begins in an earlier CTA (computed once: no 64-bit division in the loop).
   const int first_slot = static_cast<int>(blockIdx.x - stream_owner(u0 / gs * gs, p.units, p.ctas));
 
   auto consume = [&](const Buf& b, int i) {
@@ -255,10 +221,9 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
     mma_block<1, NT>(b, ag + G::kBlockSlab, off0, off1, acc);
     mma_block<2, NT>(b, ag + 2 * G::kBlockSlab, off0, off1, acc);
     mma_block<3, NT>(b, ag + 3 * G::kBlockSlab, off0, off1, acc);
-    ++seg;
     if (c_gl == gs - 1 || i + 1 == n) {  // the piece of panel-slice c_ps ends
       if ((!first_piece || start_alone) && (i + 1 < n || end_alone)) {
-        send(acc, c_ps, first_piece ? first_slot : 0, seg);
+        store_piece<NT>(q, acc, c_ps, first_piece ? first_slot : 0, lane);
       } else {
         const int e = 2 * warp + (first_piece ? 0 : 1);
 #pragma unroll
@@ -270,7 +235,6 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
       for (int t = 0; t < NT; ++t)
 #pragma unroll
         for (int k = 0; k < 4; ++k) acc[t][k] = 0.0f;
-      seg = 0;
       first_piece = false;
     }
     if (++c_gl == gs) {
@@ -327,15 +291,14 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
         acc[t][3] += v.w;
       }
     }
-    const StreamSpan part = stream_cta_part(p, tag, blockIdx.x);
-    const int slot = static_cast<int>(blockIdx.x - stream_owner(tag * gs, p.units, p.ctas));
-    send(acc, static_cast<int>(tag), slot, static_cast<int>(part.hi - part.lo));
+    store_piece<NT>(q, acc, tag, static_cast<int>(blockIdx.x - stream_owner(tag * gs, p.units, p.ctas)), lane);
   }
 
-  // the panels this CTA completed, shared out over its warps
-  __syncthreads();
-  const int done = *done_count;
-  for (int i = warp; i < done; i += kWarps) finish_panel<NT>(q, done_list()[i], lane);
+  // phase 2: every piece stored and visible; CTA b's share of the panels, one warp a panel
+  cooperative_groups::this_grid().sync();
+  const int64_t f0 = stream_div(int64_t(blockIdx.x) * q.panels_total, gridDim.x);
+  const int64_t f1 = stream_div(int64_t(blockIdx.x + 1) * q.panels_total, gridDim.x);
+  for (int64_t panel = f0 + warp; panel < f1; panel += kWarps) finish_panel<NT>(q, panel, lane);
 }
 
 }  // namespace nvfp4::sm90::stream

@@ -11,8 +11,9 @@
 //
 // A panel-slice (a panel's units of one slice) is summed in pieces: within a CTA its warps' parts
 // in shared memory in warp order, then the CTAs' pieces - one per CTA that touches it, in slot
-// j = CTA - first CTA - by the last arriver on the panel's counter, in (slice, slot) order. The
-// sum's order depends on the shape and configuration only, so results are bit-reproducible.
+// j = CTA - first CTA - after the grid's barrier by the CTA whose share of the panels holds it, in
+// (slice, slot) order. The sum's order depends on the shape and configuration only, so results
+// are bit-reproducible.
 #pragma once
 
 #include <cstdint>
@@ -34,13 +35,21 @@ struct StreamPlan {
   int slots = 1;         // CTAs one panel-slice can have pieces from, at most
 };
 
+// a / b for 0 <= a, 0 < b, in 32 bits where both fit (a 64-bit division is a long subroutine on
+// the GPU; the kernel's final sums divide a few times a piece).
+NVFP4_HD int64_t stream_div(int64_t a, int64_t b) {
+  if (((a | b) >> 32) == 0) return static_cast<int64_t>(static_cast<uint32_t>(a) / static_cast<uint32_t>(b));
+  return a / b;
+}
+
 // The CTA whose range holds unit `pos` (0 <= pos < units): the largest b with start(b) <= pos,
 // empty ranges (more CTAs than units) skipped.
-NVFP4_HD int64_t stream_owner(int64_t pos, int64_t units, int64_t ctas) { return ((pos + 1) * ctas - 1) / units; }
+NVFP4_HD int64_t stream_owner(int64_t pos, int64_t units, int64_t ctas) { return stream_div((pos + 1) * ctas - 1, units); }
 
-NVFP4_HD int64_t stream_cta_start(const StreamPlan& p, int64_t cta) { return stream_k_start(cta, p.units, p.ctas); }
+// The first unit of CTA `cta` and of warp `gw` (of all ctas x warps): stream_k_start's split.
+NVFP4_HD int64_t stream_cta_start(const StreamPlan& p, int64_t cta) { return stream_div(cta * p.units, p.ctas); }
 NVFP4_HD int64_t stream_warp_start(const StreamPlan& p, int64_t gw) {
-  return stream_k_start(gw, p.units, int64_t(p.ctas) * p.warps);
+  return stream_div(gw * p.units, int64_t(p.ctas) * p.warps);
 }
 
 // Slots a panel-slice needs at most: the owners of its first and last unit are at most
@@ -62,11 +71,11 @@ NVFP4_HD StreamSpan stream_cta_part(const StreamPlan& p, int64_t ps, int64_t cta
 
 // The panel (batch x panels + panel) of panel-slice ps, and the panel-slice of slice s of a panel.
 NVFP4_HD int64_t stream_panel_of(const StreamPlan& p, int64_t ps) {
-  const int64_t z = ps / p.panels;
-  return (z / p.slices) * p.panels + (ps - z * p.panels);
+  const int64_t z = stream_div(ps, p.panels);
+  return stream_div(z, p.slices) * p.panels + (ps - z * p.panels);
 }
 NVFP4_HD int64_t stream_panel_slice(const StreamPlan& p, int64_t panel, int s) {
-  const int64_t batch = panel / p.panels;
+  const int64_t batch = stream_div(panel, p.panels);
   return (batch * p.slices + s) * p.panels + (panel - batch * p.panels);
 }
 

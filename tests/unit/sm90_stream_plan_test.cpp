@@ -1,9 +1,9 @@
 // The streaming path's host side (kernels/sm90/stream_plan.hpp, config.cpp, heuristics.cpp): the
 // work split covers every (B row panel, K block) of every batch exactly once; the piece protocol
-// the kernel runs on it (a warp's pieces sent alone or summed in shared memory per CTA, one slot
-// per CTA of a panel-slice, the last arriver reading exactly the slots written) is consistent and
-// fits the workspace and shared memory the layout sizes; its configurations are spelt, listed,
-// chosen and refused by the rules. No GPU needed.
+// the kernel runs on it (a warp's pieces stored alone or summed in shared memory per CTA, one slot
+// per CTA of a panel-slice, the final sums reading exactly the slots written, every panel summed
+// by one CTA) is consistent and fits the workspace and shared memory the layout sizes; its
+// configurations are spelt, listed, chosen and refused by the rules. No GPU needed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,12 +27,10 @@ StreamConfig cfg(int m_tile, int ctas) { return StreamConfig{m_tile, ctas, strea
 
 // What one call of the kernel does with its units, replayed on the host with the plan's
 // functions (stream_kernel.cuh's control flow): per warp its pieces, alone or stashed; per CTA
-// the stashed runs summed; per piece a slot written and its groups counted on the panel.
+// the stashed runs summed; per piece a slot written, holding that many groups of its panel.
 struct Replay {
   std::map<std::pair<int64_t, int>, int> writes;  // (panel-slice, slot) -> times written
-  std::map<int64_t, int64_t> groups;              // panel -> groups counted
-  std::map<int64_t, int> finished_by;             // panel -> the CTA whose piece completed it
-  std::vector<int> finished_per_cta;
+  std::map<int64_t, int64_t> groups;              // panel -> groups its pieces hold
   std::vector<int> covered;                       // per unit, how many warps computed it
   std::string error;
 };
@@ -42,17 +40,11 @@ Replay replay(const Shape& s, const StreamConfig& c) {
   const StreamPlan p = stream_plan(s, c);
   Replay r;
   r.covered.assign(size_t(p.units), 0);
-  r.finished_per_cta.assign(size_t(p.ctas), 0);
-  const int gs = p.slice_groups, groups = static_cast<int>(s.k / kStreamGroupK);
-  auto send = [&](int64_t ps, int64_t cta, int slot, int64_t g) {
+  const int gs = p.slice_groups;
+  auto send = [&](int64_t ps, int slot, int64_t g) {
     if (slot < 0 || slot >= p.slots) r.error = "slot " + std::to_string(slot) + " outside [0, slots)";
     ++r.writes[{ps, slot}];
-    const int64_t panel = stream_panel_of(p, ps);
-    r.groups[panel] += g;
-    if (r.groups[panel] == groups) {
-      r.finished_by[panel] = static_cast<int>(cta);
-      ++r.finished_per_cta[size_t(cta)];
-    }
+    r.groups[stream_panel_of(p, ps)] += g;
   };
   for (int64_t cta = 0; cta < p.ctas; ++cta) {
     const int64_t cta0 = stream_cta_start(p, cta), cta1 = stream_cta_start(p, cta + 1);
@@ -73,7 +65,7 @@ Replay replay(const Shape& s, const StreamConfig& c) {
           if ((!first || start_alone) && (u + 1 < u1 || end_alone)) {
             const StreamSpan part = stream_cta_part(p, ps, cta);
             if (part.hi - part.lo != seg) r.error = "an alone piece is not all of its CTA's part";
-            send(ps, cta, static_cast<int>(cta - stream_owner(ps * gs, p.units, p.ctas)), seg);
+            send(ps, static_cast<int>(cta - stream_owner(ps * gs, p.units, p.ctas)), seg);
           } else {
             slots[first ? 0 : 1] = ps;
           }
@@ -91,12 +83,7 @@ Replay replay(const Shape& s, const StreamConfig& c) {
       while (prev >= 0 && stash[size_t(prev)].first < 0) --prev;
       if (prev >= 0 && stash[size_t(prev)].first == tag) continue;
       const StreamSpan part = stream_cta_part(p, tag, cta);
-      send(tag, cta, static_cast<int>(cta - stream_owner(tag * gs, p.units, p.ctas)), part.hi - part.lo);
-    }
-    if (r.finished_per_cta[size_t(cta)] > 0) {
-      // the done list's room (config.cpp's stream_entries_bytes): one int a panel-slice touched
-      const int64_t room = ceil_div(p.units, int64_t(p.ctas)) / gs + 2;
-      if (r.finished_per_cta[size_t(cta)] > room) r.error = "more panels completed than the done list holds";
+      send(tag, static_cast<int>(cta - stream_owner(tag * gs, p.units, p.ctas)), part.hi - part.lo);
     }
   }
   (void)w;
@@ -135,12 +122,16 @@ void check(const Shape& s, const StreamConfig& c) {
     ASSERT_TRUE(seen.insert({batch, panel, slice * p.slice_groups + gl}).second);
   }
   ASSERT_EQ(int64_t(seen.size()), s.l * ceil_div(s.n, int64_t(16)) * groups);
-  // each written slot once; each panel counted to K / 256 and completed once
+  // each written slot once; each panel's pieces hold its K / 256 groups; the final sums' shares
+  // (CTA b: panels [b P / C, (b + 1) P / C)) hold every panel once
   for (const auto& [key, times] : r.writes) ASSERT_EQ(times, 1) << "panel-slice " << key.first << " slot " << key.second;
   const int64_t panels = s.l * ceil_div(s.n, int64_t(16));
   ASSERT_EQ(int64_t(r.groups.size()), panels);
-  ASSERT_EQ(int64_t(r.finished_by.size()), panels);
   for (const auto& [panel, g] : r.groups) ASSERT_EQ(g, groups) << "panel " << panel;
+  ASSERT_EQ(w.panels, panels);
+  for (int64_t b = 0; b < p.ctas; ++b)
+    ASSERT_EQ(stream_div((b + 1) * panels, p.ctas), stream_k_start(b + 1, panels, p.ctas));
+  ASSERT_EQ(stream_div(int64_t(p.ctas) * panels, p.ctas), panels);
   // the last arriver reads (stream_kernel.cuh, finish_panel) exactly the slots written
   for (int64_t panel = 0; panel < panels; ++panel)
     for (int sl = 0; sl < p.slices; ++sl) {
@@ -187,6 +178,13 @@ TEST(Sm90Stream, WorkSplitCoversEveryPanelAndBlockOnceAndPiecesAddUp) {
       EXPECT_EQ(stream_shape_error(s, cfg(mt, 132)), "");  // one CTA an SM always fits these
     }
   EXPECT_GE(checked, 60);
+}
+
+TEST(Sm90Stream, DivisionsTakeTheShortPathOnlyWhereExact) {
+  const int64_t big = int64_t(1) << 40;
+  for (int64_t a : {int64_t(0), int64_t(1), int64_t(4294967295), int64_t(4294967296), big + 12345, int64_t(15138816)})
+    for (int64_t b : {int64_t(1), int64_t(7), int64_t(132), int64_t(4294967295), int64_t(4294967296), big})
+      ASSERT_EQ(stream_div(a, b), a / b) << a << " / " << b;
 }
 
 TEST(Sm90Stream, SlotsBoundTheCtasOfAPanelSlice) {
