@@ -69,8 +69,24 @@ __device__ __forceinline__ void finish_panel(const Params& q, int64_t panel, int
   constexpr int kPiece = Geometry<NT>::kPiece;
   const StreamPlan& p = q.plan;
   const int gs = p.slice_groups;
-  float4 sum[NT];
-  bool any = false;
+  // Software-pipelined: a piece's loads are issued before the previous piece is added, so two
+  // are in flight while the next addresses are worked out; the additions stay in (slice, slot)
+  // order.
+  float4 sum[NT], prev[NT];
+  int have = 0;  // pieces loaded so far
+  auto take = [&] {
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      if (have > 1) {
+        sum[t].x += prev[t].x;
+        sum[t].y += prev[t].y;
+        sum[t].z += prev[t].z;
+        sum[t].w += prev[t].w;
+      } else {
+        sum[t] = prev[t];
+      }
+    }
+  };
   for (int s = 0; s < p.slices; ++s) {
     const int64_t pss = stream_panel_slice(p, panel, s);
     const int64_t f = stream_owner(pss * gs, p.units, p.ctas), l = stream_owner(pss * gs + gs - 1, p.units, p.ctas);
@@ -78,21 +94,16 @@ __device__ __forceinline__ void finish_panel(const Params& q, int64_t panel, int
       const StreamSpan part = stream_cta_part(p, pss, b);
       if (part.hi <= part.lo) continue;  // an empty CTA between two owners (more CTAs than units)
       const float4* src = reinterpret_cast<const float4*>(q.partial) + (pss * p.slots + (b - f)) * kPiece;
+      float4 v[NT];
 #pragma unroll
-      for (int t = 0; t < NT; ++t) {
-        const float4 v = __ldcg(src + t * 32 + lane);
-        if (any) {
-          sum[t].x += v.x;
-          sum[t].y += v.y;
-          sum[t].z += v.z;
-          sum[t].w += v.w;
-        } else {
-          sum[t] = v;
-        }
-      }
-      any = true;
+      for (int t = 0; t < NT; ++t) v[t] = __ldcg(src + t * 32 + lane);
+      if (have > 0) take();
+#pragma unroll
+      for (int t = 0; t < NT; ++t) prev[t] = v[t];
+      ++have;
     }
   }
+  take();  // the last piece (every panel has at least one)
   // lane (g, c) holds rows g, g + 8 of the panel (C columns) and A rows 8t + 2c, 8t + 2c + 1
   const int64_t batch = panel / p.panels;
   const int64_t n0 = (panel - batch * p.panels) * kStreamPanelRows + (lane >> 2), n1 = n0 + 8;
@@ -169,27 +180,45 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
   }
   if (n > 1) load_next(b1);
 
-  // A slab: the slices [z_first, z_first + z_count) this CTA's units touch
-  const int64_t z_first = cta0 / p.per_z;
-  const int z_count = cta1 > cta0 ? static_cast<int>((cta1 - 1) / p.per_z - z_first) + 1 : 0;
+  // A slab: the slices [z_first, z_first + z_count) this CTA's units touch. Four entries a thread
+  // at a time, their loads first (L2 latency, not issue, is what this costs).
+  const int64_t z_first = stream_div(cta0, p.per_z);
+  const int z_count = cta1 > cta0 ? static_cast<int>(stream_div(cta1 - 1, p.per_z) - z_first) + 1 : 0;
   {
+    constexpr int kBatch = 4;
     const int total = z_count * gs * 4 * G::kMT * 4;
-    for (int e = threadIdx.x; e < total; e += blockDim.x) {
-      const int cc = e & 3, m = (e >> 2) & (G::kMT - 1), rest = e / (4 * G::kMT);
-      const int j = rest & 3, gz = rest >> 2;  // gz: group gl2 of slab slice `slot`
-      const int slot = gz / gs, gl2 = gz - slot * gs;
-      const int64_t zz = z_first + slot;
-      const int64_t bt = zz / p.slices;
-      const int grp = static_cast<int>(zz - bt * p.slices) * gs + gl2;
-      uint8_t* block = slab + gz * G::kGroupSlab + j * G::kBlockSlab;
-      if (m < q.m) {
-        const int sb = virtual_block(j, cc);
+    for (int e0 = threadIdx.x; e0 < total; e0 += kBatch * blockDim.x) {
+      uint2 w[kBatch];
+      uint32_t sc[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int e = e0 + u * static_cast<int>(blockDim.x);
+        const int cc = e & 3, m = (e >> 2) & (G::kMT - 1), rest = e / (4 * G::kMT);
+        const int gz = rest >> 2;  // group gl2 of slab slice `slot`
+        const int slot = gz / gs, gl2 = gz - slot * gs;
+        const int64_t zz = z_first + slot;
+        const int64_t bt = stream_div(zz, p.slices);
+        const int grp = static_cast<int>(zz - bt * p.slices) * gs + gl2;
+        const int sb = virtual_block(rest & 3, cc);
         const int64_t row = bt * q.m + m;
-        const uint2 w = __ldg(reinterpret_cast<const uint2*>(q.a + row * q.kbytes + grp * 128 + sb * 8));
-        const uint32_t sc = __ldg(q.sfa + row * q.kscales + grp * 16 + sb);
-        slab_entry(block, m, cc, w, sc);
-      } else {
-        slab_zero(block, m, cc);
+        w[u] = make_uint2(0, 0);
+        sc[u] = 0;
+        if (e < total && m < q.m) {
+          w[u] = __ldg(reinterpret_cast<const uint2*>(q.a + row * q.kbytes + grp * 128 + sb * 8));
+          sc[u] = __ldg(q.sfa + row * q.kscales + grp * 16 + sb);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int e = e0 + u * static_cast<int>(blockDim.x);
+        if (e >= total) break;
+        const int cc = e & 3, m = (e >> 2) & (G::kMT - 1), rest = e / (4 * G::kMT);
+        uint8_t* block = slab + (rest >> 2) * G::kGroupSlab + (rest & 3) * G::kBlockSlab;
+        if (m < q.m) {
+          slab_entry(block, m, cc, w[u], sc[u]);
+        } else {
+          slab_zero(block, m, cc);
+        }
       }
     }
   }
