@@ -19,6 +19,11 @@
 #   graph     16x7168x16384 in graph mode: the path and the old one beside both peers
 #   spots     M = 1..32 spot shapes, cold, the old path beside the new one (pinned by its
 #             --list-configs line where M > 16): the data the threshold is set from (spots.txt)
+#   sweeps    (not in the default list: a second call, ~5-8 minutes) both shipped sweeps
+#             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
+#             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path at M <= 16)
+#   readme    README.md for a results folder from what the steps above left: the exact commands,
+#             the per-target table of issue 47 (also run at the end of every call)
 # Usage, from the repository root: OUT=out bash scripts/device/smallm.sh [STEP ...]
 # (default: build sass tests time graph sanitize spots). Every step stops where BUDGET_S seconds
 # (default 450) since the start have passed, saying so; the archive is written whatever happened.
@@ -200,9 +205,86 @@ step_spots() {
     tee "$R/spots.txt" | tee -a "$S"
 }
 
+step_sweeps() {
+  mkdir -p "$R/sweeps"
+  local c
+  for c in gpumode-nvfp4-gemm llm-layers; do
+    (( $(left) > 30 )) || { say "sweeps: stopped at the budget"; return 1; }
+    timeout $(left) $BIN sweep configs/$c.json --peers dequant-f16,f16-predeq --json "$R/sweeps/$c.json" \
+      --overwrite --progress lines > "$R/sweeps/$c.log" 2>&1
+    say "sweep $c rc=$? $(grep -E '^sweep: [0-9]' "$R/sweeps/$c.log" | tail -1)"
+  done
+}
+
+# README.md of a results folder: the commands, and the issue's targets against what was measured.
+step_readme() {
+  "$PY" - "$R" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" > "$R/README.md" <<'PYEOF'
+import json, math, os, re, sys
+R, rev = sys.argv[1:3]
+def read(name):
+    p = os.path.join(R, name)
+    return open(p).read() if os.path.exists(p) else ""
+summary, time_t, graph_t, spots_t, sass = read("summary.txt"), read("time.txt"), read("graph.txt"), read("spots.txt"), read("sass.txt")
+def grab(pattern, text, default="not measured"):
+    m = re.search(pattern, text)
+    return m.group(1) if m else default
+big = grab(r"\| 16x57344x8192 \| [^|]* \| ([0-9.]+) \|", time_t)
+geo = grab(r"geomean f16-predeq / new over \d+ shapes: ([0-9.]+)x", time_t)
+gph = grab(r"\| 16x7168x16384 \|[^|]*\|[^|]*\|[^|]*\|[^|]*\|[^|]*\|[^|]*\| ([0-9.]+) \|", graph_t)
+slower = grab(r"slower than old: (\d+)", spots_t)
+slower_t = grab(r"slower than old: (\d+)", time_t)
+count16 = grab(r"path M tile 16 warps=16:\s+([0-9.]+) per K block", sass)
+def st(step):
+    m = re.search(r"^" + re.escape(step) + r": (.*)$", summary, re.M)
+    return m.group(1) if m else "not run"
+def ok(v, cond):
+    try:
+        return "met" if cond(float(v)) else "NOT met"
+    except ValueError:
+        return "-"
+print(f"""# The sm90 streaming path for small M (issue 47), on one H200
+
+Revision {rev}. From the repository root on the device:
+
+    OUT=out bash scripts/device/smallm.sh               # build sass tests time graph sanitize spots
+    OUT=out bash scripts/device/smallm.sh sweeps readme # both shipped sweeps beside the peers
+
+(`scripts/device/smallm.sh` says what each step runs; docs/kernels.md, "The streaming path (small M)",
+describes the path.)
+
+| target (issue 47) | measured | |
+|---|---|---|
+| 13 shipped M = 16 shapes, geomean over f16-predeq >= 2.0x (cold) | {geo}x | {ok(geo, lambda x: x >= 2.0)} |
+| 16x57344x8192 <= 92 us (cold) | {big} us | {ok(big, lambda x: x <= 92)} |
+| graph mode 16x7168x16384 >= 2.0x f16-predeq | {gph}x | {ok(gph, lambda x: x >= 2.0)} |
+| no M <= 32 shape slower than the old path (shipped M = 16 shapes; spots) | {slower_t} and {slower} slower | {ok(str(int(slower_t) + int(slower)) if slower_t.isdigit() and slower.isdigit() else '-', lambda x: x == 0)} |
+| <= 100 SASS per warp per 16x64 tile (M tile 16), HMMA, no local memory | {count16} | {ok(count16, lambda x: x <= 100)}; {st('sass')} |
+| exact vs the reference, M = 1..32, ragged, L > 1, both distributions, seeds; deterministic | | {st('tests')} |
+| compute-sanitizer memcheck, racecheck, synccheck | | {st('sanitize')} |
+
+## Timings
+
+{time_t}
+{graph_t}
+{spots_t}
+## Instructions
+
+```
+{sass}```
+
+## Every step
+
+```
+{summary}```
+""")
+PYEOF
+  echo "readme: $R/README.md"
+}
+
 for s in "${steps[@]}"; do
   if (( $(left) <= 5 )); then say "$s: SKIPPED (past the ${BUDGET_S} s budget)"; continue; fi
   say "== $s ($((SECONDS - T0)) s)"
   "step_$s" || { [[ $s == build ]] && { say "stopping: no build"; break; }; }
 done
+[[ " ${steps[*]} " == *" readme "* ]] || step_readme > /dev/null
 say "done in $((SECONDS - T0)) s"
