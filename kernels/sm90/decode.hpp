@@ -40,10 +40,23 @@ NVFP4_HD uint32_t e2m1x2_raw(uint32_t w) {
 // rest from another; bits 3-5 and 7 are left as garbage, never read); a pair is then one shift
 // and one mask: by 9 for bytes 0 and 2, by 1 for bytes 1 and 3, magnitude to fp16 bits 9-11 and
 // 25-27, sign to 15 and 31.
+// (a & kMask) | (b & ~kMask): one LOP3 on the device (lookup table 0xE4 = c ? a : b), written as
+// such because from and/and/or ptxas makes two.
+template <uint32_t kMask>
+NVFP4_HD uint32_t bit_select(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(d) : "r"(a), "r"(b), "n"(kMask));
+  return d;
+#else
+  return (a & kMask) | (b & ~kMask);
+#endif
+}
+
 NVFP4_HD void e2m1x2_quad(uint32_t w, uint32_t (&o)[4]) {
   constexpr uint32_t kMag = 0x07070707u, kPair = 0x8E008E00u;
-  const uint32_t ve = (w & kMag) | ((w << 3) & ~kMag);
-  const uint32_t vo = ((w >> 4) & kMag) | ((w >> 1) & ~kMag);
+  const uint32_t ve = bit_select<kMag>(w, w << 3);
+  const uint32_t vo = bit_select<kMag>(w >> 4, w >> 1);
   o[0] = (ve << 9) & kPair;
   o[1] = (vo << 9) & kPair;
   o[2] = (ve << 1) & kPair;
@@ -77,8 +90,18 @@ __device__ __forceinline__ uint32_t scale2_boosted(uint32_t two_bytes) {
   return hmul2_bits(h, 0x58005800u);  // 0x5800 = 128.0 in fp16
 }
 
-__device__ __forceinline__ uint32_t bcast_lo(uint32_t h2) { return __byte_perm(h2, h2, 0x1010); }
-__device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) { return __byte_perm(h2, h2, 0x3232); }
+// One half of an fp16x2 in both (as PTX moves of halves, which ptxas folds into the operand
+// selector of the HMUL2 that uses it: no PRMT).
+__device__ __forceinline__ uint32_t bcast_lo(uint32_t h2) {
+  uint32_t d;
+  asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\nmov.b32 %0, {l, l};\n}" : "=r"(d) : "r"(h2));
+  return d;
+}
+__device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) {
+  uint32_t d;
+  asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\nmov.b32 %0, {h, h};\n}" : "=r"(d) : "r"(h2));
+  return d;
+}
 
 // wgmma register fragments (m64k16, f16x2) of one 64-K granule for rows r and r+8 of a 16-row
 // slice, scale block c = lane % 4: w0 / w1 are the 8 raw bytes (16 codes) of block c of rows r /
@@ -86,10 +109,9 @@ __device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) { return __byte_perm(h
 // ignored). f[s] are the four registers of k-step s: {(r, j=2c..2c+1), (r+8, ..), (r, j=2c+8..),
 // (r+8, j=2c+8..)}, i.e. e2m1x2_raw<s> of the low word (j < 8) and of the high word (j >= 8),
 // which is the K order of decode_row (the A prepass) too.
-__device__ __forceinline__ void decode_frag(uint2 w0, uint2 w1, uint32_t sc01,
-                                            uint32_t (&f)[4][4]) {
-  const uint32_t m = scale2_boosted(sc01);
-  const uint32_t m0 = bcast_lo(m), m1 = bcast_hi(m);
+// The same with the multipliers given: m0 / m1 = scale * 2^7 of rows r / r+8 in both halves.
+__device__ __forceinline__ void decode_frag_m(uint2 w0, uint2 w1, uint32_t m0, uint32_t m1,
+                                              uint32_t (&f)[4][4]) {
   uint32_t r[4][4];  // [word: w0.x, w1.x, w0.y, w1.y][pair]
   e2m1x2_quad(w0.x, r[0]);
   e2m1x2_quad(w1.x, r[1]);
@@ -102,6 +124,12 @@ __device__ __forceinline__ void decode_frag(uint2 w0, uint2 w1, uint32_t sc01,
     f[s][2] = hmul2_bits(r[2][s], m0);
     f[s][3] = hmul2_bits(r[3][s], m1);
   }
+}
+
+__device__ __forceinline__ void decode_frag(uint2 w0, uint2 w1, uint32_t sc01,
+                                            uint32_t (&f)[4][4]) {
+  const uint32_t m = scale2_boosted(sc01);
+  decode_frag_m(w0, w1, bcast_lo(m), bcast_hi(m), f);
 }
 
 // One row's 64-K granule: raw bytes lo (K 0-31) / hi (K 32-63), four scale bytes, decoded into

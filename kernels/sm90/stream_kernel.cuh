@@ -228,8 +228,8 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
   int c_p = static_cast<int>(r0 / gs), c_gl = static_cast<int>(r0 - int64_t(r0 / gs) * gs);
   int c_ps = static_cast<int>(u0 / gs);  // panel-slice: units are (z, panel, group) ordered
   uint32_t slab_z = static_cast<uint32_t>(z0 - z_first) * gs * G::kGroupSlab;
-  const uint32_t off0 = g * 128 + c * 32 + (g & 1) * 16;        // k-steps 0-1 of row g (tile 0)
-  const uint32_t off1 = g * 128 + c * 32 + ((g & 1) ^ 1) * 16;  // k-steps 2-3
+  const int off0 = g * 128 + c * 32 + (g & 1) * 16;  // k-steps 0-1 of row g (tile 0); 2-3 at off0 + d1
+  const int d1 = (g & 1) ? -16 : 16;
   float acc[NT][4];
 #pragma unroll
   for (int t = 0; t < NT; ++t)
@@ -245,11 +245,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
   const int first_slot = static_cast<int>(blockIdx.x - stream_owner(u0 / gs * gs, p.units, p.ctas));
 
   auto consume = [&](const Buf& b, int i) {
-    const uint8_t* ag = slab + slab_z + c_gl * G::kGroupSlab;
-    mma_block<0, NT>(b, ag, off0, off1, acc);
-    mma_block<1, NT>(b, ag + G::kBlockSlab, off0, off1, acc);
-    mma_block<2, NT>(b, ag + 2 * G::kBlockSlab, off0, off1, acc);
-    mma_block<3, NT>(b, ag + 3 * G::kBlockSlab, off0, off1, acc);
+    const uint8_t* a0 = slab + slab_z + c_gl * G::kGroupSlab + off0;
+    const uint8_t* a1 = a0 + d1;
+    const GroupScales sc = group_scales(b);
+    mma_block<0, NT>(b, sc, a0, a1, acc);
+    mma_block<1, NT>(b, sc, a0 + G::kBlockSlab, a1 + G::kBlockSlab, acc);
+    mma_block<2, NT>(b, sc, a0 + 2 * G::kBlockSlab, a1 + 2 * G::kBlockSlab, acc);
+    mma_block<3, NT>(b, sc, a0 + 3 * G::kBlockSlab, a1 + 3 * G::kBlockSlab, acc);
     if (c_gl == gs - 1 || i + 1 == n) {  // the piece of panel-slice c_ps ends
       if ((!first_piece || start_alone) && (i + 1 < n || end_alone)) {
         store_piece<NT>(q, acc, c_ps, first_piece ? first_slot : 0, lane);

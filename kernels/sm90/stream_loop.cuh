@@ -96,20 +96,34 @@ __device__ __forceinline__ void slab_zero(uint8_t* block, int m, int c) {
 // Scale block of the group that lane column c decodes in virtual K block j.
 __device__ __forceinline__ int virtual_block(int j, int c) { return 2 * c + (j & 1) + 8 * (j >> 1); }
 
-// One virtual K block: decode the lane's B fragment and multiply it with NT n8 tiles of the slab
-// (`aj`: the block's slab bytes; off0 / off1: the lane's k-steps 0-1 and 2-3 in row g of tile 0).
+// A group's scale multipliers (scale * 2^7, fp16x2): blocks {2c, 2c+1} and {8+2c, 9+2c} of row g
+// (g0, g1) and of row g + 8 (h0, h1); virtual K block J takes half J & 1 of g(J >> 1) and
+// h(J >> 1). Converted once a group, not once a block.
+struct GroupScales {
+  uint32_t g0, g1, h0, h1;
+};
+__device__ __forceinline__ GroupScales group_scales(const Buf& b) {
+  return {scale2_boosted(b.sg0), scale2_boosted(b.sg1), scale2_boosted(b.sh0), scale2_boosted(b.sh1)};
+}
+
+// One virtual K block: decode the lane's B fragment and multiply it with NT n8 tiles of the slab.
+// a0 / a1: the lane's k-steps 0-1 and 2-3 in row g of tile 0 of the block (the block's slab bytes
+// plus the lane's two offsets, formed once a group so that every load here is [register +
+// immediate]).
 template <int J, int NT>
-__device__ __forceinline__ void mma_block(const Buf& b, const uint8_t* aj, uint32_t off0, uint32_t off1,
+__device__ __forceinline__ void mma_block(const Buf& b, const GroupScales& sc, const uint8_t* a0, const uint8_t* a1,
                                           float (&acc)[NT][4]) {
-  uint2 w0, w1;
-  uint32_t sc;
-  block_words<J>(b, w0, w1, sc);
+  const uint4& r0 = (J >> 1) ? b.g1 : b.g0;
+  const uint4& r1 = (J >> 1) ? b.h1 : b.h0;
+  const uint2 w0 = (J & 1) ? make_uint2(r0.z, r0.w) : make_uint2(r0.x, r0.y);
+  const uint2 w1 = (J & 1) ? make_uint2(r1.z, r1.w) : make_uint2(r1.x, r1.y);
+  const uint32_t mg = (J >> 1) ? sc.g1 : sc.g0, mh = (J >> 1) ? sc.h1 : sc.h0;
   uint32_t f[4][4];
-  decode_frag(w0, w1, sc, f);
+  decode_frag_m(w0, w1, (J & 1) ? bcast_hi(mg) : bcast_lo(mg), (J & 1) ? bcast_hi(mh) : bcast_lo(mh), f);
 #pragma unroll
   for (int t = 0; t < NT; ++t) {
-    const uint4 x0 = *reinterpret_cast<const uint4*>(aj + t * 1024 + off0);
-    const uint4 x1 = *reinterpret_cast<const uint4*>(aj + t * 1024 + off1);
+    const uint4 x0 = *reinterpret_cast<const uint4*>(a0 + t * 1024);
+    const uint4 x1 = *reinterpret_cast<const uint4*>(a1 + t * 1024);
     mma16816(acc[t], f[0], x0.x, x0.y);
     mma16816(acc[t], f[1], x0.z, x0.w);
     mma16816(acc[t], f[2], x1.x, x1.y);
