@@ -103,10 +103,10 @@ StreamPlan stream_plan_for(const Shape& s, const StreamConfig& c, int slice_grou
 
 }  // namespace
 
-StreamPlan stream_plan(const Shape& s, const StreamConfig& c) {
-  const StreamLayout w = stream_layout(s, c);
+StreamPlan stream_plan(const Shape& s, const StreamConfig& c, const StreamLayout& w) {
   return stream_plan_for(s, c, std::max(1, w.slice_groups));
 }
+StreamPlan stream_plan(const Shape& s, const StreamConfig& c) { return stream_plan(s, c, stream_layout(s, c)); }
 
 // The slice is the largest divisor of K / 256 up to 64 KB of slab (128 / m_tile groups) whose
 // slab, for the slices one CTA spans, fits in shared memory beside the warps' partials.
@@ -137,7 +137,9 @@ StreamLayout stream_layout(const Shape& s, const StreamConfig& c) {
   return w;
 }
 
-std::string stream_shape_error(const Shape& s, const StreamConfig& c) {
+std::string stream_shape_error(const Shape& s, const StreamConfig& c) { return stream_shape_error(s, c, nullptr); }
+
+std::string stream_shape_error(const Shape& s, const StreamConfig& c, const StreamLayout* layout) {
   if (!stream_tile_built(c.m_tile)) return fmt::format("stream M tile {} is not built (8, 16, 32)", c.m_tile);
   if (c.warps != stream_warps(c.m_tile))
     return fmt::format("stream warps {} is not built with M tile {} ({})", c.warps, c.m_tile, stream_warps(c.m_tile));
@@ -147,7 +149,7 @@ std::string stream_shape_error(const Shape& s, const StreamConfig& c) {
   if (s.m > c.m_tile)
     return fmt::format("the stream path's M tile {} holds M <= {}, got M = {}", c.m_tile, c.m_tile, s.m);
   if (s.k >= (int64_t(1) << 28)) return "the stream path needs K below 2^28 (8 rows of codes in 32-bit offsets)";
-  const StreamLayout w = stream_layout(s, c);
+  const StreamLayout w = layout ? *layout : stream_layout(s, c);
   if (w.units >= (int64_t(1) << 31))
     return fmt::format("the stream path needs fewer than 2^31 units (L x N/16 x K/256), got {}", w.units);
   if (w.smem > kStreamSmemLimit)

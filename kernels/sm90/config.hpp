@@ -131,9 +131,12 @@ struct StreamLayout {
   size_t partial = 0, total = 0;
 };
 StreamLayout stream_layout(const Shape& s, const StreamConfig& c);
+// stream_shape_error on a layout already worked out (the launcher's: one layout a call).
+std::string stream_shape_error(const Shape& s, const StreamConfig& c, const StreamLayout* layout);
 struct StreamPlan;  // stream_plan.hpp
 // The work split stream_layout chose (its slice), as the kernel walks it.
 StreamPlan stream_plan(const Shape& s, const StreamConfig& c);
+StreamPlan stream_plan(const Shape& s, const StreamConfig& c, const StreamLayout& w);
 
 // Split clamped to [1, min(K/64, kMaxSplit)], then to the number of non-empty even shares of
 // K/64 (both paths give split s the K blocks [s*nk/S, (s+1)*nk/S)).

@@ -40,11 +40,11 @@ void launch_kernel(const stream::Params& q, int ctas, size_t smem, cudaStream_t 
 
 void launch_stream(const Shape& s, const Operands& ops, const StreamConfig& c, void* workspace,
                    cudaStream_t stream, DeviceState& dev) {
-  if (const std::string e = stream_shape_error(s, c); !e.empty()) throw usage_error("sm90: " + e);
+  const StreamLayout w = stream_layout(s, c);
+  if (const std::string e = stream_shape_error(s, c, &w); !e.empty()) throw usage_error("sm90: " + e);
   if (c.ctas > dev.sm_count())
     throw usage_error(fmt::format("sm90: stream ctas {} is more than the {} SMs (one CTA an SM, all resident)",
                                   c.ctas, dev.sm_count()));
-  const StreamLayout w = stream_layout(s, c);
   stream::Params q{};
   q.a = ops.a;
   q.sfa = ops.sfa;
@@ -52,7 +52,7 @@ void launch_stream(const Shape& s, const Operands& ops, const StreamConfig& c, v
   q.sfb = ops.sfb;
   q.c = ops.c;
   q.partial = static_cast<float*>(workspace);
-  q.plan = stream_plan(s, c);
+  q.plan = stream_plan(s, c, w);
   q.m = static_cast<int>(s.m);
   q.n = static_cast<int>(s.n);
   q.slab_slices = w.slab_slices;
