@@ -9,8 +9,9 @@
 #             path's loop at M tile 8, 16, 32, HMMA in it, no local memory (sass.txt)
 #   tests     ctest: the path's GPU tests (Sm90Stream.*: M = 1..32, ragged M and N, L > 1, the
 #             smallest K and a refused one, both distributions, several seeds, determinism,
-#             workspace garbage, graphs) and its host test (ctest.log); then the fused path's and
-#             the decode's (Sm90Gemm.Fused*, Sm90Decode.*: they share decode_frag; ctest-fused.log)
+#             workspace garbage, graphs) and its host test (ctest.log)
+#   tests-fused  the fused path's and the decode's GPU tests (Sm90Gemm.Fused*, Sm90Decode.*: they
+#             share decode_frag; ctest-fused.log)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck of the path on ragged shapes:
 #             16x200x1280 L=2 (auto: the path, 9 CTAs), 27x520x2048 and 5x72x256 L=3 (pinned)
 #   time      the shipped M = 16 shapes (configs/llm-layers.json; 16x57344x8192 among them),
@@ -25,11 +26,11 @@
 #   readme    README.md for a results folder from what the steps above left: the exact commands,
 #             the per-target table of issue 47 (also run at the end of every call)
 # Usage, from the repository root: OUT=out bash scripts/device/smallm.sh [STEP ...]
-# (default: build sass tests time graph sanitize spots). Every step stops where BUDGET_S seconds
+# (default: build sass tests time graph sanitize tests-fused spots). Every step stops where BUDGET_S seconds
 # (default 450) since the start have passed, saying so; the archive is written whatever happened.
 set -uo pipefail
 OUT=${OUT:-out}; R=$OUT/smallm; mkdir -p "$R"
-steps=("$@"); ((${#steps[@]})) || steps=(build sass tests time graph sanitize spots)
+steps=("$@"); ((${#steps[@]})) || steps=(build sass tests time graph sanitize tests-fused spots)
 PY=$(command -v python3)
 BIN=${SMALLM_BIN:-build-sm90/nvfp4bench}  # SMALLM_BIN: another build of the tool (or a stand-in for a dry run)
 BUDGET_S=${BUDGET_S:-450}
@@ -85,7 +86,12 @@ step_tests() {
   local rc=$?
   grep -E "tests passed|tests failed|Failed|\*\*\*|Skipped|Not Run" "$R/ctest.log" | head -30 | tee -a "$S"
   say "tests: $([[ $rc == 0 ]] && echo PASS || echo "FAIL rc=$rc (ctest.log)")"
-  # the fused path shares the decode (decode_frag's four-pair form): its GPU tests too
+}
+
+# The fused path shares the decode (decode_frag: the four-pair form, the folded broadcast): its
+# GPU tests and the decode's.
+step_tests-fused() {
+  local rc
   timeout $(( $(left) < 150 ? $(left) : 150 )) ctest --test-dir build-sm90 -R '^Sm90Decode\.|^Sm90Gemm\.Fused' \
     --output-on-failure > "$R/ctest-fused.log" 2>&1
   rc=$?
@@ -246,7 +252,7 @@ print(f"""# The sm90 streaming path for small M (issue 47), on one H200
 
 Revision {rev}. From the repository root on the device:
 
-    OUT=out bash scripts/device/smallm.sh               # build sass tests time graph sanitize spots
+    OUT=out bash scripts/device/smallm.sh               # build sass tests time graph sanitize tests-fused spots
     OUT=out bash scripts/device/smallm.sh sweeps readme # both shipped sweeps beside the peers
 
 (`scripts/device/smallm.sh` says what each step runs; docs/kernels.md, "The streaming path (small M)",
@@ -261,6 +267,7 @@ describes the path.)
 | <= 100 SASS per warp per 16x64 tile (M tile 16), HMMA, no local memory | {count16} | {ok(count16, lambda x: x <= 100)}; {st('sass')} |
 | exact vs the reference, M = 1..32, ragged, L > 1, both distributions, seeds; deterministic | | {st('tests')} |
 | compute-sanitizer memcheck, racecheck, synccheck | | {st('sanitize')} |
+| the fused path's and the decode's GPU tests (they share decode_frag) | | {st('tests (fused path, shared decode)')} |
 
 ## Timings
 
