@@ -81,12 +81,13 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t a, uint32_t b) {
   return d;
 }
 
-// Two E4M3 scale bytes (low byte -> low half) -> fp16x2 of scale * 2^7, sign bit ignored (UE4M3)
-// and NaN (0x7F) kept NaN, as scale_decode does.
+// Two E4M3 scale bytes (low byte -> low half) -> fp16x2 of scale * 2^7, sign bit ignored (UE4M3:
+// the absolute value, which ptxas folds into the multiply's operand) and NaN (0x7F) kept NaN, as
+// scale_decode does.
 __device__ __forceinline__ uint32_t scale2_boosted(uint32_t two_bytes) {
   uint32_t h;
-  const unsigned short in = static_cast<unsigned short>(two_bytes & 0x7F7Fu);
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(in));
+  const unsigned short in = static_cast<unsigned short>(two_bytes);
+  asm("{\n.reg .b32 t;\ncvt.rn.f16x2.e4m3x2 t, %1;\nabs.f16x2 %0, t;\n}" : "=r"(h) : "h"(in));
   return hmul2_bits(h, 0x58005800u);  // 0x5800 = 128.0 in fp16
 }
 
