@@ -33,13 +33,6 @@ NVFP4_HD uint32_t e2m1x2_raw(uint32_t w) {
   return mag | sgn;
 }
 
-// All four pairs of one word at once: o[I] == e2m1x2_raw<I>(w), bit for bit, in 13 integer
-// instructions instead of 4 x ~4 (the decode is most of the streaming loop's and the fused
-// consumers' instructions). Each byte of ve holds its even nibble's magnitude in bits 0-2 and its
-// sign in bit 6, vo the same of its odd nibble (one LOP3 each: bits 0-2 from one shift of w, the
-// rest from another; bits 3-5 and 7 are left as garbage, never read); a pair is then one shift
-// and one mask: by 9 for bytes 0 and 2, by 1 for bytes 1 and 3, magnitude to fp16 bits 9-11 and
-// 25-27, sign to 15 and 31.
 // (a & kMask) | (b & ~kMask): one LOP3 on the device (lookup table 0xE4 = c ? a : b), written as
 // such because from and/and/or ptxas makes two.
 template <uint32_t kMask>
@@ -53,14 +46,21 @@ NVFP4_HD uint32_t bit_select(uint32_t a, uint32_t b) {
 #endif
 }
 
+// All four pairs of one word at once: o[I] == e2m1x2_raw<I>(w), bit for bit, in 11 integer
+// instructions instead of 4 x ~4 (the decode is most of the streaming loop's and the fused
+// consumers' instructions). Per byte, ve holds its even nibble's magnitude in bits 1-3 and its sign
+// in bit 7, vo the same of its odd nibble (one select each: the magnitude from one shift of w, the
+// sign from another, or from w itself for the odd nibble; the other bits are never read). Bytes
+// 1 and 3 are then already where fp16 wants them (magnitude to bits 9-11 and 25-27, sign to 15 and
+// 31): one mask; bytes 0 and 2 one byte shift and a mask.
 NVFP4_HD void e2m1x2_quad(uint32_t w, uint32_t (&o)[4]) {
-  constexpr uint32_t kMag = 0x07070707u, kPair = 0x8E008E00u;
-  const uint32_t ve = bit_select<kMag>(w, w << 3);
-  const uint32_t vo = bit_select<kMag>(w >> 4, w >> 1);
-  o[0] = (ve << 9) & kPair;
-  o[1] = (vo << 9) & kPair;
-  o[2] = (ve << 1) & kPair;
-  o[3] = (vo << 1) & kPair;
+  constexpr uint32_t kMag = 0x0E0E0E0Eu, kPair = 0x8E008E00u;
+  const uint32_t ve = bit_select<kMag>(w << 1, w << 4);
+  const uint32_t vo = bit_select<kMag>(w >> 3, w);
+  o[0] = (ve << 8) & kPair;
+  o[1] = (vo << 8) & kPair;
+  o[2] = ve & kPair;
+  o[3] = vo & kPair;
 }
 
 // Runtime-index twin for host tests.
