@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "kernels/sm90/decode.hpp"
+#include "kernels/sm90/stream_loop.cuh"
 #include "src/device/cuda_check.hpp"
 #include "src/format/nvfp4.hpp"
 #include "src/problem/problem.hpp"
@@ -74,25 +75,9 @@ struct Params {
 // ---------------------------------------------------------------------------------------------
 // Device helpers
 
-// Streamed once: no L1 allocation.
-__device__ __forceinline__ uint4 ldg_stream(const uint8_t* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
-}
-// Scale bytes: a 16-byte row segment read by 8 loads of 4 lanes each, so through L1.
-__device__ __forceinline__ uint32_t ldg_u16(const uint8_t* p) {
-  return __ldg(reinterpret_cast<const unsigned short*>(p));
-}
-
-__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+using streamloop::block_words;
+using streamloop::Buf;
+using streamloop::mma16816;
 
 __device__ __forceinline__ uint32_t hfma2_bits(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t d;
@@ -100,39 +85,9 @@ __device__ __forceinline__ uint32_t hfma2_bits(uint32_t a, uint32_t b, uint32_t 
   return d;
 }
 
-// One group of a lane's B bytes, lane = (g = lane / 4, c = lane % 4): rows g and g + 8 of the
-// panel, 16-byte chunks c and 4 + c of each row's 128 group bytes (each load instruction reads 64
-// contiguous bytes a row: whole sectors), i.e. scale blocks {2c, 2c+1} and {8+2c, 9+2c} of the
-// group's 16; and their four scale bytes as two 16-bit loads a row.
-struct Buf {
-  uint4 g0, g1, h0, h1;      // row g chunk c, row g chunk 4+c, row g+8 chunk c, row g+8 chunk 4+c
-  uint32_t sg0, sg1, sh0, sh1;  // scale bytes {2c, 2c+1}, {8+2c, 9+2c} of row g, then of row g+8
-};
-
 template <int kK>
 __device__ __forceinline__ void load_group(Buf& b, const uint8_t* cp, const uint8_t* sp) {
-  constexpr int kRow = kK / 2, kSRow = kK / 16;
-  b.g0 = ldg_stream(cp);
-  b.g1 = ldg_stream(cp + 64);
-  b.h0 = ldg_stream(cp + 8 * kRow);
-  b.h1 = ldg_stream(cp + 8 * kRow + 64);
-  b.sg0 = ldg_u16(sp);
-  b.sg1 = ldg_u16(sp + 8);
-  b.sh0 = ldg_u16(sp + 8 * kSRow);
-  b.sh1 = ldg_u16(sp + 8 * kSRow + 8);
-}
-
-// "Virtual" K block j (0..3) of a group: lane c holds scale block 2c + (j & 1) + 8 (j >> 1) of it,
-// so the mma k index of lane c maps to that block's K order of decode_frag. The A slab is written
-// in the same order (decode_a_slab), which is all a K permutation needs.
-template <int J>
-__device__ __forceinline__ void block_words(const Buf& b, uint2& w0, uint2& w1, uint32_t& sc01) {
-  const uint4& r0 = (J >> 1) ? b.g1 : b.g0;
-  const uint4& r1 = (J >> 1) ? b.h1 : b.h0;
-  w0 = (J & 1) ? make_uint2(r0.z, r0.w) : make_uint2(r0.x, r0.y);
-  w1 = (J & 1) ? make_uint2(r1.z, r1.w) : make_uint2(r1.x, r1.y);
-  // decode_frag wants row g's scale byte low, row g+8's next
-  sc01 = __byte_perm((J >> 1) ? b.sg1 : b.sg0, (J >> 1) ? b.sh1 : b.sh0, (J & 1) ? 0x0051 : 0x0040);
+  streamloop::load_group(b, cp, sp, 8 * (kK / 2), 8 * (kK / 16));
 }
 
 // The CTA's A slab: for each slice it holds, group, virtual K block j, row m (16) and lane column
@@ -148,18 +103,10 @@ __device__ void decode_a_slab(const Params& q, uint8_t* slab, int s_first, int s
     const int c = e & 3, m = (e >> 2) & 15, j = (e >> 6) & 3, rest = e >> 8;
     const int gl = rest % kGs, slot = rest / kGs;
     const int grp = (s_first + slot) * kGs + gl;
-    const int sb = 2 * c + (j & 1) + 8 * (j >> 1);
+    const int sb = streamloop::virtual_block(j, c);
     const uint2 w = *reinterpret_cast<const uint2*>(q.a + m * (kK / 2) + grp * kGroupRowBytes + sb * 8);
     const uint32_t s = q.sfa[m * (kK / 16) + grp * kGroupRowScales + sb];
-    const uint32_t ms = scale2_boosted(s | (s << 8));
-    const uint4 lo = make_uint4(hmul2_bits(e2m1x2_raw<0>(w.x), ms), hmul2_bits(e2m1x2_raw<0>(w.y), ms),
-                                hmul2_bits(e2m1x2_raw<1>(w.x), ms), hmul2_bits(e2m1x2_raw<1>(w.y), ms));
-    const uint4 hi = make_uint4(hmul2_bits(e2m1x2_raw<2>(w.x), ms), hmul2_bits(e2m1x2_raw<2>(w.y), ms),
-                                hmul2_bits(e2m1x2_raw<3>(w.x), ms), hmul2_bits(e2m1x2_raw<3>(w.y), ms));
-    uint8_t* dst = slab + ((slot * kGs + gl) * 4 + j) * kSlabBlockBytes + m * 128 + c * 32;
-    const int sw = (m & 1) * 16;
-    *reinterpret_cast<uint4*>(dst + sw) = lo;
-    *reinterpret_cast<uint4*>(dst + (16 - sw)) = hi;
+    streamloop::slab_entry(slab + ((slot * kGs + gl) * 4 + j) * kSlabBlockBytes, m, c, w, s);
   }
 }
 

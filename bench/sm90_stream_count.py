@@ -1,15 +1,28 @@
 #!/usr/bin/env python3
-"""Static instruction count of sm90_stream_bench's loop, per warp per 16x64 tile (one K block).
+"""Static instruction count of the small-M streaming loop, per warp per 16x64 tile (one K block):
+the model test's (bench/sm90_stream_bench.cu, stream_kernel<V, K, W>) and the sm90 streaming
+path's (kernels/sm90/stream_kernel.cuh, stream_kernel<NT, W>: NT n8 tiles of A, M tile 8 NT).
 
-  usage: sm90_stream_count.py DUMP     (cuobjdump --dump-sass of the binary, or nvcc --ptx output)
+  usage: sm90_stream_count.py DUMP [--check]
+         sm90_stream_count.py --compile [--check]   (builds kernels/sm90/stream.cu for sm_90a with
+                                                      nvcc; SASS by cuobjdump where it is on the
+                                                      PATH or in /usr/local/cuda/bin, else PTX)
+  DUMP: cuobjdump --dump-sass output, or nvcc --ptx output.
 
-For every stream_kernel<V, K, W> in the dump: the loop is the backward branch whose range holds
-the most 128-bit streamed global loads (one per K block: 4 a group, 3 groups a trip). Within it,
-basic blocks that hold a global atomic, a fence or a global store are the flush (once per panel-
-slice, not per K block) and are counted apart. The rest, divided by the loop's K blocks, is the
-count per tile; it still includes the cursor's wrap blocks (once per slice of <= 8 groups), so it
-is an upper bound by ~1-2. The opcode classes are printed per K block too.
+For every such kernel in the dump: the loop is the backward branch whose range holds the most
+128-bit streamed global loads (one per K block: 4 a group, 3 groups a trip). Within it, basic
+blocks that hold a global atomic, a fence, a global store or a shared store are the piece ends
+(once per panel-slice, not per K block) and are counted apart. The rest, divided by the loop's K
+blocks, is the count per tile; it still includes the cursor's wrap blocks (once per slice of <= 8
+groups), so it is an upper bound by ~1-2. The opcode classes are printed per K block too.
+--check: exit 1 unless every streaming-path kernel has HMMA (mma.sync) in its loop and no local
+memory (LDL/STL; ld.local/st.local) anywhere.
+PTX counts come before ptxas fuses and/or/shift into LOP3: an upper bound of the SASS count.
 """
+import os
+import shutil
+import subprocess
+import tempfile
 import re
 import sys
 from collections import Counter
@@ -17,8 +30,10 @@ from collections import Counter
 SASS_INS = re.compile(r'^\s*/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;?\s*(?:/\*\s*0x[0-9a-f]+\s*\*/)?\s*$')
 SASS_LABEL = re.compile(r'^\s*(\.L_x_\d+):\s*$')
 PTX_LABEL = re.compile(r'^(\$L__\w+):\s*$')
-KERNEL = re.compile(r'stream_kernelILi(\d)ELi(\d+)ELi(\d+)E')
+KERNEL = re.compile(r'streambench13stream_kernelILi(\d)ELi(\d+)ELi(\d+)E')
+PATH_KERNEL = re.compile(r'6stream13stream_kernelILi(\d)ELi(\d+)E')
 VARIANTS = {'0': 'load', '1': '+decode', '2': '+mma'}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def functions(text):
@@ -86,8 +101,16 @@ def is_stream_load(x, sass):
 
 def is_cold(x, sass):
     if sass:
-        return any(k in x['op'] for k in ('RED', 'ATOM', 'MEMBAR', 'STG', 'FENCE', 'ERRBAR', 'CCTL'))
-    return x['op'].startswith(('atom.', 'red.', 'membar', 'fence', 'st.global'))
+        return any(k in x['op'] for k in ('RED', 'ATOM', 'MEMBAR', 'STG', 'FENCE', 'ERRBAR', 'CCTL', 'STS'))
+    return x['op'].startswith(('atom.', 'red.', 'membar', 'fence', 'st.global', 'st.shared'))
+
+
+def is_local(x, sass):
+    return x['op'].startswith(('LDL', 'STL')) if sass else x['op'].startswith(('ld.local', 'st.local'))
+
+
+def is_mma(x, sass):
+    return x['op'].startswith('HMMA') if sass else x['op'].startswith('mma.sync')
 
 
 def classify(op, sass):
@@ -114,27 +137,68 @@ def count(ins, leaders, sass):
     return dict(lo=lo, hi=hi, kblocks=kblocks, hot=hot, cold=cold)
 
 
+def compile_dump():
+    """kernels/sm90/stream.cu built for sm_90a: its SASS (cuobjdump) or, without cuobjdump, its PTX."""
+    nvcc = shutil.which('nvcc') or '/usr/local/cuda/bin/nvcc'
+    cuobjdump = shutil.which('cuobjdump') or '/usr/local/cuda/bin/cuobjdump'
+    src = os.path.join(ROOT, 'kernels', 'sm90', 'stream.cu')
+    flags = ['-std=c++17', '-O3', '-arch=sm_90a', '-I', ROOT, '--expt-relaxed-constexpr']
+    with tempfile.TemporaryDirectory() as tmp:
+        if os.path.exists(cuobjdump):
+            cubin = os.path.join(tmp, 'stream.cubin')
+            subprocess.run([nvcc, *flags, '-cubin', '-o', cubin, src], check=True)
+            return subprocess.run([cuobjdump, '-sass', cubin], check=True, capture_output=True, text=True).stdout
+        ptx = os.path.join(tmp, 'stream.ptx')
+        subprocess.run([nvcc, *flags, '-ptx', '-o', ptx, src], check=True)
+        return open(ptx).read()
+
+
 def main():
-    text = open(sys.argv[1]).read()
+    args = sys.argv[1:]
+    check = '--check' in args
+    args = [a for a in args if a != '--check']
+    if args == ['--compile']:
+        text = compile_dump()
+    elif len(args) == 1:
+        text = open(args[0]).read()
+    else:
+        sys.exit(__doc__)
     sass = 'Function :' in text
-    print(f"static counts per warp per 16x64 tile (one K block), from {'SASS' if sass else 'PTX'}: "
-          "loop trip = 3 groups = 12 K blocks; flush blocks apart")
+    print(f"static counts per warp per 16x64 tile (one K block), from {'SASS' if sass else 'PTX (an upper bound)'}: "
+          "loop trip = 3 groups = 12 K blocks; piece-end blocks apart")
+    failed = []
     for name, lines in functions(text):
         m = KERNEL.search(name)
-        if not m:
+        pm = PATH_KERNEL.search(name)
+        if not m and not pm:
             continue
         ins, leaders = parse(lines, sass)
         r = count(ins, leaders, sass)
-        label = f"{VARIANTS[m.group(1)]:8s} K={m.group(2):5s} warps={m.group(3)}"
+        if m:
+            label = f"{VARIANTS[m.group(1)]:8s} K={m.group(2):5s} warps={m.group(3)}"
+        else:
+            label = f"path M tile {8 * int(pm.group(1)):2d} warps={pm.group(2)}"
+        local = sum(is_local(x, sass) for x in ins)
         if not r or not r['kblocks']:
             print(f"  {label}: no loop found")
+            if pm:
+                failed.append(f"{label}: no loop found")
             continue
         kb = r['kblocks']
+        mma = sum(is_mma(x, sass) for x in r['hot'])
         hist = Counter(classify(x['op'], sass) for x in r['hot'])
         top = ', '.join(f"{k} {v / kb:.2f}" for k, v in hist.most_common(14))
         print(f"  {label}: {len(r['hot']) / kb:6.1f} per K block ({len(r['hot'])} in the loop's {kb} K blocks; "
-              f"flush blocks {len(r['cold'])} instructions, once per panel-slice)")
+              f"piece-end blocks {len(r['cold'])} instructions, once per panel-slice); "
+              f"{'HMMA' if sass else 'mma.sync'} {mma / kb:.1f} per K block; local-memory instructions {local}")
         print(f"      by opcode per K block: {top}")
+        if pm and (mma == 0 or local > 0):
+            failed.append(f"{label}: {mma} mma in the loop, {local} local-memory instructions")
+    if check:
+        if failed:
+            print("CHECK FAILED: " + "; ".join(failed))
+            sys.exit(1)
+        print("CHECK PASSED: every streaming-path kernel has mma in its loop and no local memory")
 
 
 if __name__ == '__main__':

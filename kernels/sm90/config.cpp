@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/sm90/stream_k.hpp"
+#include "kernels/sm90/stream_plan.hpp"
 #include "src/core/arith.hpp"
 
 namespace nvfp4::sm90 {
@@ -66,7 +67,99 @@ std::string shape_error(const Shape& s) {
   return {};
 }
 
+bool stream_tile_built(int m_tile) { return m_tile == 8 || m_tile == 16 || m_tile == 32; }
+
+namespace {
+
+// Shared memory of a streaming CTA: the A slab (per slice group, 4 K blocks of m_tile rows x 4
+// lanes x 32 bytes: the lanes' mma B-operand registers) and two boundary partials a warp (16 x
+// m_tile FP32 each) with their panel-slice tags.
+size_t stream_slab_group_bytes(int m_tile) { return size_t(4) * m_tile * 128; }
+size_t stream_entries_bytes(const StreamConfig& c) {
+  return size_t(c.warps) * 2 * (size_t(kStreamPanelRows) * c.m_tile * 4 + 8);
+}
+// Slices one CTA's units span, at most.
+int stream_slab_slices(const StreamPlan& p) {
+  int most = 0;
+  for (int b = 0; b < p.ctas; ++b) {
+    const int64_t lo = stream_cta_start(p, b), hi = stream_cta_start(p, b + 1);
+    if (hi > lo) most = std::max(most, static_cast<int>((hi - 1) / p.per_z - lo / p.per_z + 1));
+  }
+  return most;
+}
+
+StreamPlan stream_plan_for(const Shape& s, const StreamConfig& c, int slice_groups) {
+  StreamPlan p;
+  p.panels = static_cast<int>(ceil_div(s.n, kStreamPanelRows));
+  p.slice_groups = slice_groups;
+  p.slices = static_cast<int>(s.k / kStreamGroupK / slice_groups);
+  p.per_z = int64_t(p.panels) * slice_groups;
+  p.units = s.l * p.slices * p.per_z;
+  p.ctas = c.ctas;
+  p.warps = c.warps;
+  p.slots = p.units > 0 ? stream_slots(p.units, slice_groups, c.ctas) : 1;
+  return p;
+}
+
+}  // namespace
+
+StreamPlan stream_plan(const Shape& s, const StreamConfig& c, const StreamLayout& w) {
+  return stream_plan_for(s, c, std::max(1, w.slice_groups));
+}
+StreamPlan stream_plan(const Shape& s, const StreamConfig& c) { return stream_plan(s, c, stream_layout(s, c)); }
+
+// The slice is the largest divisor of K / 256 up to 64 KB of slab (128 / m_tile groups) whose
+// slab, for the slices one CTA spans, fits in shared memory beside the warps' partials.
+StreamLayout stream_layout(const Shape& s, const StreamConfig& c) {
+  StreamLayout w;
+  if (!stream_tile_built(c.m_tile) || c.ctas <= 0 || c.warps <= 0 || s.k % kStreamGroupK != 0 || s.k <= 0 ||
+      s.n <= 0 || s.l <= 0)
+    return w;
+  const int groups = static_cast<int>(s.k / kStreamGroupK);
+  for (int gs = std::min(groups, 128 / c.m_tile); gs >= 1; --gs) {
+    if (groups % gs != 0) continue;
+    const StreamPlan p = stream_plan_for(s, c, gs);
+    const int slab = stream_slab_slices(p);
+    const size_t smem = size_t(slab) * gs * stream_slab_group_bytes(c.m_tile) + stream_entries_bytes(c);
+    if (smem > kStreamSmemLimit && gs > 1) continue;
+    w.panels = s.l * p.panels;
+    w.slices = p.slices;
+    w.slice_groups = gs;
+    w.slots = p.slots;
+    w.slab_slices = slab;
+    w.units = p.units;
+    w.smem = smem;
+    break;
+  }
+  const int64_t panel_slices = w.panels * w.slices;
+  w.partial = size_t(panel_slices) * size_t(w.slots) * kStreamPanelRows * size_t(c.m_tile) * 4;
+  w.total = round_up(w.partial, 256);
+  return w;
+}
+
+std::string stream_shape_error(const Shape& s, const StreamConfig& c) { return stream_shape_error(s, c, nullptr); }
+
+std::string stream_shape_error(const Shape& s, const StreamConfig& c, const StreamLayout* layout) {
+  if (!stream_tile_built(c.m_tile)) return fmt::format("stream M tile {} is not built (8, 16, 32)", c.m_tile);
+  if (c.warps != stream_warps(c.m_tile))
+    return fmt::format("stream warps {} is not built with M tile {} ({})", c.warps, c.m_tile, stream_warps(c.m_tile));
+  if (c.ctas < 1) return "stream needs at least one CTA";
+  if (s.k % kStreamGroupK != 0)
+    return fmt::format("the stream path needs K a multiple of {} (its unit's K), got {}", kStreamGroupK, s.k);
+  if (s.m > c.m_tile)
+    return fmt::format("the stream path's M tile {} holds M <= {}, got M = {}", c.m_tile, c.m_tile, s.m);
+  if (s.k >= (int64_t(1) << 28)) return "the stream path needs K below 2^28 (8 rows of codes in 32-bit offsets)";
+  const StreamLayout w = layout ? *layout : stream_layout(s, c);
+  if (w.units >= (int64_t(1) << 31))
+    return fmt::format("the stream path needs fewer than 2^31 units (L x N/16 x K/256), got {}", w.units);
+  if (w.smem > kStreamSmemLimit)
+    return fmt::format("the stream path's A slab and partials need {} bytes of shared memory a CTA here, over {}",
+                       w.smem, kStreamSmemLimit);
+  return {};
+}
+
 Config normalize(const Shape& s, Config c) {
+  if (c.path == Path::Stream) return c;
   const int64_t nk = std::max<int64_t>(1, s.k / kGranuleK);
   if (c.path != Path::TwoPhase && c.fused.workers > 0) {
     c.fused.split = 1;  // stream-K: the workers share K
@@ -80,11 +173,15 @@ Config normalize(const Shape& s, Config c) {
 
 size_t workspace_bytes(const Shape& s, const Config& c0) {
   const Config c = normalize(s, c0);
+  if (c.path == Path::Stream) return stream_layout(s, c.stream).total;
   if (c.path == Path::TwoPhase) return two_phase_layout(s, c.two_phase).total;
   return fused_layout(s, c.fused).total;
 }
 
 std::string describe(const Config& c) {
+  if (c.path == Path::Stream)
+    return fmt::format("stream {}x{} ctas {} warps {}", c.stream.m_tile, kStreamPanelRows, c.stream.ctas,
+                       c.stream.warps);
   if (c.path == Path::TwoPhase)
     return fmt::format("two-phase {}x{} split {} group {}", c.two_phase.bm, c.two_phase.bn,
                        c.two_phase.split, c.two_phase.group);
@@ -116,7 +213,8 @@ std::string parse_config(const std::string& text, Config* out) {
   static const char* kForms =
       "expected 'fused MTx128 split S', 'fused MTx128 stream-k W' (either optionally followed by 'per-sm 2') "
       "or 'two-phase BMxBN split S group G' (e.g. 'fused 128x128 split 2', 'fused 128x128 stream-k 132', "
-      "'fused 16x128 stream-k 264 per-sm 2', 'two-phase 128x144 split 1 group 16')";
+      "'fused 16x128 stream-k 264 per-sm 2', 'two-phase 128x144 split 1 group 16') "
+      "or 'stream MTx16 ctas C warps W' (e.g. 'stream 16x16 ctas 132 warps 16')";
   std::istringstream in(text);
   std::vector<std::string> w;
   for (std::string t; in >> t;) w.push_back(t);
@@ -144,6 +242,14 @@ std::string parse_config(const std::string& text, Config* out) {
     c.path = Path::TwoPhase;
     c.two_phase.bm = rows;
     c.two_phase.bn = cols;
+  } else if (w.size() == 6 && w[0] == "stream" && w[2] == "ctas" && w[4] == "warps") {
+    if (!parse_tile(w[1], &rows, &cols)) return fmt::format("tile '{}' is not ROWSxCOLS", w[1]);
+    if (cols != kStreamPanelRows)
+      return fmt::format("the stream path's tile is MTx{}, got {}", kStreamPanelRows, w[1]);
+    if (!parse_count(w[3], &c.stream.ctas)) return fmt::format("ctas '{}' is not a positive count", w[3]);
+    if (!parse_count(w[5], &c.stream.warps)) return fmt::format("warps '{}' is not a positive count", w[5]);
+    c.path = Path::Stream;
+    c.stream.m_tile = rows;
   } else {
     return kForms;
   }

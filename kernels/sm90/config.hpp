@@ -16,8 +16,10 @@ constexpr int kGranuleK = 64;  // the K block: 4 wgmma k-steps, 4 scale blocks; 
 constexpr int kMaxSplit = 16;  // K splits per output tile, both paths
 
 // Which path the registered kernel may take: `sm90` chooses per shape, `sm90-fused` and
-// `sm90-2phase` force one (for side-by-side comparisons).
-enum class Path { Auto, Fused, TwoPhase };
+// `sm90-2phase` force one (for side-by-side comparisons). Stream (small M) is the third path; it
+// is forced by its configuration (--kernel-config 'stream ...'), Auto takes it by the rule in
+// heuristics.hpp (kStreamChosenMaxM).
+enum class Path { Auto, Fused, TwoPhase, Stream };
 
 // The fused path (fused.cu): A decoded once to fp16 by a prepass, B decoded from shared memory
 // into wgmma register fragments (C^T = B A^T); tile m_tile (the wgmma N: 16, 32, 64, 128 or
@@ -43,12 +45,23 @@ struct TwoPhaseConfig {
   int group = 8;
 };
 
-// One launch configuration: `path` (Fused or TwoPhase) says which part is used.
+// The streaming path for small M (stream.cu, stream_plan.hpp): no B ring, no prepass; `warps`
+// warps a CTA, `ctas` CTAs (one an SM) each warp streaming its own share of (16-row B panel, 256-K
+// group) units from global memory into registers, mma.sync with the activations (M <= m_tile:
+// 8, 16 or 32) from a per-CTA shared slab of decoded A.
+struct StreamConfig {
+  int m_tile = 16;
+  int ctas = 132;
+  int warps = 16;
+};
+
+// One launch configuration: `path` (Fused, TwoPhase or Stream) says which part is used.
 struct Config {
   Path path = Path::Fused;
   FusedConfig fused;
   TwoPhaseConfig two_phase;
-  int split() const { return path == Path::TwoPhase ? two_phase.split : fused.split; }
+  StreamConfig stream;
+  int split() const { return path == Path::TwoPhase ? two_phase.split : path == Path::Stream ? 1 : fused.split; }
 };
 
 // The fused kernel's fixed geometry (fused_kernel.cuh uses the same constants).
@@ -94,13 +107,44 @@ TwoPhaseLayout two_phase_layout(const Shape& s, const TwoPhaseConfig& c);
 // Empty when the kernel supports the shape, else the rule broken.
 std::string shape_error(const Shape& s);
 
+// The streaming path's limits: K a multiple of kStreamGroupK (a unit's K), M at most kStreamMaxM.
+constexpr int kStreamGroupK = 256;
+constexpr int kStreamMaxM = 32;
+// Warps a CTA, the one count built per M tile: 16, or 12 at M tile 32 (its accumulators need
+// more than the 128 registers a thread of 16 warps has).
+constexpr int stream_warps(int m_tile) { return m_tile == 32 ? 12 : 16; }
+constexpr size_t kStreamSmemLimit = 227 * 1024;   // an H200 CTA's dynamic shared memory at most
+bool stream_tile_built(int m_tile);               // 8, 16, 32
+// Empty when the streaming path runs shape s with configuration c, else the rule broken (K, M,
+// the tile, the A slab and the warps' partials in shared memory).
+std::string stream_shape_error(const Shape& s, const StreamConfig& c);
+
+// The streaming path's workspace: per panel-slice, its pieces' FP32 partials (slots x 16 x m_tile).
+struct StreamLayout {
+  int64_t panels = 0;     // L x ceil(N / 16)
+  int slices = 0;         // K slices a batch (a slice: slice_groups groups of 256 K)
+  int slice_groups = 0;
+  int slots = 0;          // pieces (CTAs) one panel-slice can have at most
+  int slab_slices = 0;    // K slices of decoded A a CTA holds in shared memory at most
+  int64_t units = 0;      // L x slices x ceil(N / 16) x slice_groups
+  size_t smem = 0;        // dynamic shared memory a CTA: the A slab and the warps' boundary partials
+  size_t partial = 0, total = 0;
+};
+StreamLayout stream_layout(const Shape& s, const StreamConfig& c);
+// stream_shape_error on a layout already worked out (the launcher's: one layout a call).
+std::string stream_shape_error(const Shape& s, const StreamConfig& c, const StreamLayout* layout);
+struct StreamPlan;  // stream_plan.hpp
+// The work split stream_layout chose (its slice), as the kernel walks it.
+StreamPlan stream_plan(const Shape& s, const StreamConfig& c);
+StreamPlan stream_plan(const Shape& s, const StreamConfig& c, const StreamLayout& w);
+
 // Split clamped to [1, min(K/64, kMaxSplit)], then to the number of non-empty even shares of
 // K/64 (both paths give split s the K blocks [s*nk/S, (s+1)*nk/S)).
 Config normalize(const Shape& s, Config c);
 size_t workspace_bytes(const Shape& s, const Config& c);
 
 // "fused 128x128 split 2", "fused 128x128 stream-k 132", "fused 16x128 split 1 per-sm 2",
-// "two-phase 128x144 split 1 group 16".
+// "two-phase 128x144 split 1 group 16", "stream 16x16 ctas 132 warps 16" (M tile x panel rows).
 std::string describe(const Config& c);
 // The inverse of describe(): "" and *out set when `text` is one such spelling, else the reason.
 std::string parse_config(const std::string& text, Config* out);

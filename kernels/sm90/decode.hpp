@@ -33,6 +33,36 @@ NVFP4_HD uint32_t e2m1x2_raw(uint32_t w) {
   return mag | sgn;
 }
 
+// (a & kMask) | (b & ~kMask): one LOP3 on the device (lookup table 0xE4 = c ? a : b), written as
+// such because from and/and/or ptxas makes two.
+template <uint32_t kMask>
+NVFP4_HD uint32_t bit_select(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(d) : "r"(a), "r"(b), "n"(kMask));
+  return d;
+#else
+  return (a & kMask) | (b & ~kMask);
+#endif
+}
+
+// All four pairs of one word at once: o[I] == e2m1x2_raw<I>(w), bit for bit, in 11 integer
+// instructions instead of 4 x ~4 (the decode is most of the streaming loop's and the fused
+// consumers' instructions). Per byte, ve holds its even nibble's magnitude in bits 1-3 and its sign
+// in bit 7, vo the same of its odd nibble (one select each: the magnitude from one shift of w, the
+// sign from another, or from w itself for the odd nibble; the other bits are never read). Bytes
+// 1 and 3 are then already where fp16 wants them (magnitude to bits 9-11 and 25-27, sign to 15 and
+// 31): one mask; bytes 0 and 2 one byte shift and a mask.
+NVFP4_HD void e2m1x2_quad(uint32_t w, uint32_t (&o)[4]) {
+  constexpr uint32_t kMag = 0x0E0E0E0Eu, kPair = 0x8E008E00u;
+  const uint32_t ve = bit_select<kMag>(w << 1, w << 4);
+  const uint32_t vo = bit_select<kMag>(w >> 3, w);
+  o[0] = (ve << 8) & kPair;
+  o[1] = (vo << 8) & kPair;
+  o[2] = ve & kPair;
+  o[3] = vo & kPair;
+}
+
 // Runtime-index twin for host tests.
 NVFP4_HD uint32_t e2m1x2_raw_rt(uint32_t w, int i) {
   switch (i) {
@@ -51,17 +81,28 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t a, uint32_t b) {
   return d;
 }
 
-// Two E4M3 scale bytes (low byte -> low half) -> fp16x2 of scale * 2^7, sign bit ignored (UE4M3)
-// and NaN (0x7F) kept NaN, as scale_decode does.
+// Two E4M3 scale bytes (low byte -> low half) -> fp16x2 of scale * 2^7, sign bit ignored (UE4M3:
+// the absolute value, which ptxas folds into the multiply's operand) and NaN (0x7F) kept NaN, as
+// scale_decode does.
 __device__ __forceinline__ uint32_t scale2_boosted(uint32_t two_bytes) {
   uint32_t h;
-  const unsigned short in = static_cast<unsigned short>(two_bytes & 0x7F7Fu);
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(in));
+  const unsigned short in = static_cast<unsigned short>(two_bytes);
+  asm("{\n.reg .b32 t;\ncvt.rn.f16x2.e4m3x2 t, %1;\nabs.f16x2 %0, t;\n}" : "=r"(h) : "h"(in));
   return hmul2_bits(h, 0x58005800u);  // 0x5800 = 128.0 in fp16
 }
 
-__device__ __forceinline__ uint32_t bcast_lo(uint32_t h2) { return __byte_perm(h2, h2, 0x1010); }
-__device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) { return __byte_perm(h2, h2, 0x3232); }
+// One half of an fp16x2 in both (as PTX moves of halves, which ptxas folds into the operand
+// selector of the HMUL2 that uses it: no PRMT).
+__device__ __forceinline__ uint32_t bcast_lo(uint32_t h2) {
+  uint32_t d;
+  asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\nmov.b32 %0, {l, l};\n}" : "=r"(d) : "r"(h2));
+  return d;
+}
+__device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) {
+  uint32_t d;
+  asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\nmov.b32 %0, {h, h};\n}" : "=r"(d) : "r"(h2));
+  return d;
+}
 
 // wgmma register fragments (m64k16, f16x2) of one 64-K granule for rows r and r+8 of a 16-row
 // slice, scale block c = lane % 4: w0 / w1 are the 8 raw bytes (16 codes) of block c of rows r /
@@ -69,26 +110,27 @@ __device__ __forceinline__ uint32_t bcast_hi(uint32_t h2) { return __byte_perm(h
 // ignored). f[s] are the four registers of k-step s: {(r, j=2c..2c+1), (r+8, ..), (r, j=2c+8..),
 // (r+8, j=2c+8..)}, i.e. e2m1x2_raw<s> of the low word (j < 8) and of the high word (j >= 8),
 // which is the K order of decode_row (the A prepass) too.
+// The same with the multipliers given: m0 / m1 = scale * 2^7 of rows r / r+8 in both halves.
+__device__ __forceinline__ void decode_frag_m(uint2 w0, uint2 w1, uint32_t m0, uint32_t m1,
+                                              uint32_t (&f)[4][4]) {
+  uint32_t r[4][4];  // [word: w0.x, w1.x, w0.y, w1.y][pair]
+  e2m1x2_quad(w0.x, r[0]);
+  e2m1x2_quad(w1.x, r[1]);
+  e2m1x2_quad(w0.y, r[2]);
+  e2m1x2_quad(w1.y, r[3]);
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    f[s][0] = hmul2_bits(r[0][s], m0);
+    f[s][1] = hmul2_bits(r[1][s], m1);
+    f[s][2] = hmul2_bits(r[2][s], m0);
+    f[s][3] = hmul2_bits(r[3][s], m1);
+  }
+}
+
 __device__ __forceinline__ void decode_frag(uint2 w0, uint2 w1, uint32_t sc01,
                                             uint32_t (&f)[4][4]) {
   const uint32_t m = scale2_boosted(sc01);
-  const uint32_t m0 = bcast_lo(m), m1 = bcast_hi(m);
-  f[0][0] = hmul2_bits(e2m1x2_raw<0>(w0.x), m0);
-  f[0][1] = hmul2_bits(e2m1x2_raw<0>(w1.x), m1);
-  f[0][2] = hmul2_bits(e2m1x2_raw<0>(w0.y), m0);
-  f[0][3] = hmul2_bits(e2m1x2_raw<0>(w1.y), m1);
-  f[1][0] = hmul2_bits(e2m1x2_raw<1>(w0.x), m0);
-  f[1][1] = hmul2_bits(e2m1x2_raw<1>(w1.x), m1);
-  f[1][2] = hmul2_bits(e2m1x2_raw<1>(w0.y), m0);
-  f[1][3] = hmul2_bits(e2m1x2_raw<1>(w1.y), m1);
-  f[2][0] = hmul2_bits(e2m1x2_raw<2>(w0.x), m0);
-  f[2][1] = hmul2_bits(e2m1x2_raw<2>(w1.x), m1);
-  f[2][2] = hmul2_bits(e2m1x2_raw<2>(w0.y), m0);
-  f[2][3] = hmul2_bits(e2m1x2_raw<2>(w1.y), m1);
-  f[3][0] = hmul2_bits(e2m1x2_raw<3>(w0.x), m0);
-  f[3][1] = hmul2_bits(e2m1x2_raw<3>(w1.x), m1);
-  f[3][2] = hmul2_bits(e2m1x2_raw<3>(w0.y), m0);
-  f[3][3] = hmul2_bits(e2m1x2_raw<3>(w1.y), m1);
+  decode_frag_m(w0, w1, bcast_lo(m), bcast_hi(m), f);
 }
 
 // One row's 64-K granule: raw bytes lo (K 0-31) / hi (K 32-63), four scale bytes, decoded into

@@ -5,6 +5,7 @@
 #include "kernels/sm90/heuristics.hpp"
 
 #include "kernels/sm90/stream_k.hpp"
+#include "kernels/sm90/stream_plan.hpp"
 #include "src/core/arith.hpp"
 #include "src/core/text.hpp"
 
@@ -313,7 +314,25 @@ TwoPhaseConfig choose_two_phase(const Shape& s, int sms, const CostModels& m) {
 // share B; the two-phase one pays one decode pass over A and B and then runs the fp16 mainloop
 // at its full rate, which wins at large M, and at M = 1024 where its narrower tiles fill the SMs
 // (N = 576, 1536).
+StreamConfig stream_candidate(const Shape& s, int sms) {
+  StreamConfig c;
+  c.m_tile = s.m <= 8 ? 8 : s.m <= 16 ? 16 : 32;
+  c.warps = stream_warps(c.m_tile);
+  // one CTA an SM, fewer where there are fewer units than that many CTAs' warps (each CTA
+  // decodes its slices of A and joins the grid's barrier: idle ones only cost)
+  const int64_t units = s.l * ceil_div(s.n, int64_t(kStreamPanelRows)) * std::max<int64_t>(1, s.k / kStreamGroupK);
+  c.ctas = static_cast<int>(std::clamp<int64_t>(ceil_div(units, int64_t(c.warps)), 1, std::max(1, sms)));
+  if (!stream_shape_error(s, c).empty()) c.m_tile = 0;
+  return c;
+}
+
 Config choose_config(const Shape& s, int sms, Path path, const CostModels& m) {
+  if (path == Path::Stream || (path == Path::Auto && s.m <= kStreamChosenMaxM)) {
+    Config st;
+    st.path = Path::Stream;
+    st.stream = stream_candidate(s, sms);
+    if (st.stream.m_tile != 0 || path == Path::Stream) return st;
+  }
   Config two;
   two.path = Path::TwoPhase;
   if (path == Path::TwoPhase) {
@@ -331,20 +350,26 @@ Config choose_config(const Shape& s, int sms, Path path, const CostModels& m) {
 
 std::vector<Config> configurations(const Shape& s, Path path, int sms) {
   std::vector<Config> out;
-  if (path != Path::TwoPhase)
+  if (path == Path::Auto || path == Path::Fused)
     for (const FusedConfig& f : fused_candidates(s, sms)) {
       Config c;
       c.path = Path::Fused;
       c.fused = f;
       out.push_back(c);
     }
-  if (path != Path::Fused)
+  if (path == Path::Auto || path == Path::TwoPhase)
     for (const TwoPhaseConfig& t : two_phase_candidates(s)) {
       Config c;
       c.path = Path::TwoPhase;
       c.two_phase = t;
       out.push_back(normalize(s, c));  // the identity for these candidates
     }
+  if (path == Path::Auto || path == Path::Stream) {
+    Config c;
+    c.path = Path::Stream;
+    c.stream = stream_candidate(s, sms);
+    if (c.stream.m_tile != 0) out.push_back(c);
+  }
   return out;
 }
 
@@ -355,6 +380,13 @@ std::string configuration_error(const Shape& s, Path path, const Config& c, int 
   for (const Config& x : configurations(s, c.path, sms))
     if (describe(x) == name) return {};
   const std::string at = fmt::format("{}x{}x{}", s.m, s.n, s.k);
+  if (c.path == Path::Stream) {
+    if (const std::string e = stream_shape_error(s, c.stream); !e.empty()) return e;
+    const StreamConfig want = stream_candidate(s, sms);
+    return fmt::format("the stream path runs {} here (the smallest M tile of 8, 16, 32 holding M = {}; one CTA an "
+                       "SM of {}, or one per {} units where fewer), not {}",
+                       describe(Config{Path::Stream, {}, {}, want}), s.m, sms, want.warps, name);
+  }
   std::vector<int> tiles, splits;
   if (c.path == Path::Fused) {
     if (!fused_tile_built(c.fused.m_tile))

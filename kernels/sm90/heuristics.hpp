@@ -65,13 +65,25 @@ FusedConfig choose_fused_split_k(const Shape& s, int sm_count, const CostModels&
 FusedConfig choose_fused(const Shape& s, int sm_count, const CostModels& m = shipped_models(),
                          bool two_per_sm = true);
 TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count, const CostModels& m = shipped_models());
-// The registered kernel's choice: the forced path's pick, or (Auto) the path whose model
-// estimates the lower time.
+// The streaming path (small M): its configuration for the shape - the smallest M tile (8, 16, 32)
+// holding M, stream_warps(m_tile) warps, one CTA per SM or one per that many units where fewer
+// - or none (m_tile 0) where it does not run the
+// shape (stream_shape_error).
+StreamConfig stream_candidate(const Shape& s, int sm_count);
+
+// Auto takes the streaming path wherever it runs the shape and M <= kStreamChosenMaxM, ahead of
+// both cost models: the path has no fitted model yet. The threshold is to be set from the H200
+// run of scripts/device/smallm.sh (docs/kernels.md, the streaming path); the model test measured
+// M = 16 only, so it starts there.
+constexpr int64_t kStreamChosenMaxM = 16;
+
+// The registered kernel's choice: the forced path's pick, or (Auto) the streaming path by the
+// rule above, else the path whose model estimates the lower time.
 Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto,
                      const CostModels& m = shipped_models());
 
-// Every configuration `path` could pick for the shape (Auto: the fused ones, then the
-// two-phase ones): the candidates above, each as describe() spells it.
+// Every configuration `path` could pick for the shape (Auto: the fused ones, the two-phase ones,
+// then the streaming one): the candidates above, each as describe() spells it.
 std::vector<Config> configurations(const Shape& s, Path path, int sm_count);
 // "" when `c` is one of configurations(s, path), else why not.
 std::string configuration_error(const Shape& s, Path path, const Config& c, int sm_count);

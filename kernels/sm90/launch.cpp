@@ -52,7 +52,9 @@ namespace {
 void launch_direct(const Shape& s, const Operands& ops, const Config& c, void* workspace, cudaStream_t stream,
                    DeviceState& dev) {
   if (c.path == Path::TwoPhase) return launch_two_phase(s, ops, c.two_phase, workspace, stream, dev);
-  if (c.path != Path::Fused) throw usage_error("sm90: a launch configuration names the fused or the two-phase path");
+  if (c.path == Path::Stream) return launch_stream(s, ops, c.stream, workspace, stream, dev);
+  if (c.path != Path::Fused)
+    throw usage_error("sm90: a launch configuration names the fused, the two-phase or the stream path");
   launch_fused(s, ops, c.fused, workspace, stream, dev);
 }
 

@@ -1,6 +1,6 @@
 // The sm90 kernel's launchers (host side, CUDA): launch() and the per-device state it keeps
 // (launch.cpp), the fused path (fused.cu), the two-phase path and its fp16 mainloop
-// (two_phase.cu, mainloop.cu). The Gemm objects (sm90.cu) and the GPU tests call them; the
+// (two_phase.cu, mainloop.cu), the streaming path (stream.cu). The Gemm objects (sm90.cu) and the GPU tests call them; the
 // heuristics that pick a Config are in heuristics.hpp.
 #pragma once
 
@@ -98,6 +98,8 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
                   cudaStream_t stream, DeviceState& dev);
 void launch_two_phase(const Shape& s, const Operands& ops, const TwoPhaseConfig& c, void* workspace,
                       cudaStream_t stream, DeviceState& dev);
+void launch_stream(const Shape& s, const Operands& ops, const StreamConfig& c, void* workspace,
+                   cudaStream_t stream, DeviceState& dev);
 // The fp16 mainloop on fp16 operands (A [L,M,K], B [L,N,K], C [L,M,N]); `workspace` holds
 // mainloop_workspace_bytes(s, c) (none without split-K).
 void launch_mainloop(const Shape& s, const uint16_t* a16, const uint16_t* b16, uint16_t* c,

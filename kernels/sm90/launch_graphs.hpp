@@ -28,14 +28,15 @@ namespace nvfp4::sm90 {
 // workspace.
 struct LaunchKey {
   Shape shape;
-  std::array<int, 8> config{};
+  std::array<int, 12> config{};
   std::array<const void*, 6> ptrs{};
   static LaunchKey of(const Shape& s, const Config& c, const void* a, const void* b, const void* sfa,
                       const void* sfb, const void* out, const void* workspace) {
     LaunchKey k;
     k.shape = s;
-    k.config = {static_cast<int>(c.path), c.fused.m_tile, c.fused.split, c.fused.workers,
-                c.two_phase.bm, c.two_phase.bn, c.two_phase.split, c.two_phase.group};
+    k.config = {static_cast<int>(c.path), c.fused.m_tile, c.fused.split, c.fused.workers, c.fused.per_sm,
+                c.two_phase.bm, c.two_phase.bn, c.two_phase.split, c.two_phase.group,
+                c.stream.m_tile, c.stream.ctas, c.stream.warps};
     k.ptrs = {a, b, sfa, sfb, out, workspace};
     return k;
   }

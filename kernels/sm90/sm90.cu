@@ -1,5 +1,6 @@
 // `sm90`: NVFP4 GEMM for Hopper (sm_90a) - the Gemm objects. The registered kernel takes, per
-// shape, the fused path (fused.cu) or the two-phase path (two_phase.cu), whichever its cost
+// shape, the streaming path (stream.cu) at small M (heuristics.hpp, kStreamChosenMaxM), else the
+// fused path (fused.cu) or the two-phase path (two_phase.cu), whichever its cost
 // models (heuristics.cpp) say is faster, or the configuration set by set_configuration
 // (--kernel-config). `sm90-fused` and `sm90-2phase` are the same kernel held to one path.
 #include <fmt/format.h>
@@ -43,11 +44,16 @@ class Sm90Gemm final : public Gemm {
         "two-phase: A and B decoded once to fp16, then a persistent warp-specialised fp16 "
         "mainloop (TMA ring, producer warp, two consumer warpgroups, wgmma), split-K reduced in "
         "the kernel";
+    const std::string stream =
+        "stream (M <= 32, taken at small M): one cooperative launch, no prepass, no B ring; each warp streams "
+        "its own share of (16-row B panel, 256 K) units from global memory into registers, decodes them into "
+        "mma.sync fragments against A decoded in the kernel into a per-CTA shared slab; partials summed in "
+        "shared memory per CTA, then across CTAs in a fixed order";
     const std::string replay = "; a call repeated on the same buffers is replayed as one CUDA graph";
     if (path_ == Path::Fused) return "Hopper sm_90a, the fused path only (" + fused + ")" + replay;
     if (path_ == Path::TwoPhase) return "Hopper sm_90a, the two-phase path only (" + two + ")" + replay;
     return "Hopper sm_90a, per shape the faster of two paths by their cost models - " + fused + "; " + two +
-           "; FP32 accumulation" + replay;
+           "; or at small M " + stream + "; FP32 accumulation" + replay;
   }
   std::string configuration(const Shape& s) const override { return describe(config_for(s)); }
   std::vector<std::string> configurations(const Shape& s) const override {

@@ -1,5 +1,6 @@
 """compute-sanitizer racecheck on the sm90 paths where a CTA runs several split-K units (the
-split-K protocol's broadcast, kernels/sm90/schedule.cuh), and on a planted shared-memory race,
+split-K protocol's broadcast, kernels/sm90/schedule.cuh) or, on the streaming path, sums its warps'
+pieces in shared memory, and on a planted shared-memory race,
 which it must report. GPU only: skipped, with the reason, without a GPU or compute-sanitizer."""
 import os
 import re
@@ -14,7 +15,11 @@ SPLIT_K_CASES = [
     ("sm90-fused", "520 136 768 2", "fused 128x128 split 12"),          # 240 units
     ("sm90-fused", "16 36864 1024 1", "fused 16x128 split 2 per-sm 2"),  # 576 units, two CTAs an SM
     ("sm90-2phase", "1000 1000 2048 2", "two-phase 128x128 split 4 group 8"),  # 512 units
+    # the streaming path: 130 units over 9 CTAs of 16 warps, pieces summed in shared memory and
+    # panel-slices shared between CTAs
+    ("sm90", "16 200 1280 2", "stream 16x16 ctas 9 warps 16"),
 ]
+KERNEL_NAMES = {"sm90-fused": "fused_kernel", "sm90-2phase": "mainloop_kernel", "sm90": "stream_kernel"}
 
 
 def sanitizer():
@@ -54,7 +59,7 @@ class RacecheckGpu(unittest.TestCase):
                 m, n, k, l = shape.split()
                 rc, out = self.racecheck("--m", m, "--n", n, "--k", k, "--l", l, "--kernel", kernel,
                                          "--kernel-config", config, "--reference", "cpu-exact",
-                                         kernel_name="fused_kernel" if kernel == "sm90-fused" else "mainloop_kernel")
+                                         kernel_name=KERNEL_NAMES[kernel])
                 self.assertEqual(hazards(out), 0, out[-3000:])
                 self.assertEqual(rc, 0, out[-3000:])
                 self.assertRegex(out, r"verify +PASSED")

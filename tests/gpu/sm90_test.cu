@@ -824,3 +824,133 @@ TEST(Sm90Gemm, TwoDevicesInOneProcess) {
     }
   NVFP4_CUDA_CHECK(cudaSetDevice(0));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The streaming path (small M; kernels/sm90/stream.cu): every M from 1 to 32 (its three M tiles,
+// rows past M zero in the slab), N ragged against its 16-row panels, L > 1, the smallest K it
+// takes (256, one group) and longer K, one CTA an SM and a few CTAs (a panel-slice in pieces
+// from several CTAs, warps summed in shared memory), fresh data of both distributions, several
+// seeds, the output poisoned first and compared in full against the exact reference.
+
+static sm90::Config stream_cfg(const Shape& s, int ctas = 0) {
+  sm90::Config c;
+  c.path = sm90::Path::Stream;
+  c.stream = sm90::stream_candidate(s, sm_count());
+  if (ctas > 0) c.stream.ctas = ctas;
+  return c;
+}
+
+TEST(Sm90Stream, ExactForEveryMUpTo32) {
+  NVFP4_REQUIRE_SM90();
+  const int64_t ns[] = {200, 8, 520};
+  const int64_t ks[] = {256, 1280, 2304};
+  uint64_t seed = 3000;
+  for (int64_t m = 1; m <= 32; ++m)
+    for (int i = 0; i < 3; ++i) {
+      const Shape s{m, ns[(m + i) % 3], ks[i], i == 1 ? 3 : 1};
+      for (const int ctas : {0, 7}) {
+        const sm90::Config c = stream_cfg(s, ctas);
+        ASSERT_EQ(sm90::stream_shape_error(s, c.stream), "") << label(s, Dist::GpuMode, seed);
+        for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+          const Check r = run_and_check(s, d, ++seed, c);
+          EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/"
+                              << r.checked << " bad, first " << r.first;
+        }
+      }
+    }
+}
+
+// The shipped M = 16 shapes and the issue's 16x57344x8192, with the choice of the registered
+// kernel (the streaming path at M <= 16), and M tile 8 and 32 on two of them; sampled.
+TEST(Sm90Stream, ShippedSmallMShapes) {
+  NVFP4_REQUIRE_SM90();
+  const Shape shapes[] = {{16, 1536, 7168, 1},  {16, 24576, 1536, 1}, {16, 576, 7168, 1},  {16, 32768, 512, 1},
+                          {16, 7168, 16384, 1}, {16, 36864, 7168, 1}, {16, 7168, 18432, 1}, {16, 4096, 7168, 1},
+                          {16, 7168, 2048, 1},  {16, 10240, 8192, 1}, {16, 8192, 8192, 1},  {16, 57344, 8192, 1},
+                          {16, 8192, 28672, 1}, {8, 7168, 2048, 1},   {32, 4096, 7168, 1}};
+  uint64_t seed = 3500;
+  for (const Shape& s : shapes) {
+    const sm90::Config c = stream_cfg(s);
+    if (s.m <= sm90::kStreamChosenMaxM) {
+      EXPECT_EQ(sm90::describe(sm90::choose_config(s, sm_count())), sm90::describe(c));
+    }
+    for (Dist d : {Dist::GpuMode, Dist::Normal}) {
+      const Check r = run_and_check(s, d, ++seed, s.m <= sm90::kStreamChosenMaxM ? std::nullopt : std::optional(c),
+                                    3000);
+      EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/" << r.checked
+                          << " bad, first " << r.first;
+    }
+  }
+}
+
+// Bit-identical run to run (the pieces are summed in a fixed order), whatever the workspace held
+// before (the kernel zeroes its counters itself, then the grid synchronises), also when replayed
+// in a CUDA graph.
+TEST(Sm90Stream, DeterministicWhateverTheWorkspaceHeldAndInGraphs) {
+  NVFP4_REQUIRE_SM90();
+  for (const Shape& s : {Shape{16, 1000, 4096, 2}, Shape{27, 7168, 2048, 1}, Shape{5, 576, 7168, 1}})
+    for (const int ctas : {0, 5}) {
+      const sm90::Config c = stream_cfg(s, ctas);
+      SCOPED_TRACE(label(s, Dist::Normal, 41) + " " + sm90::describe(c));
+      Stream stream;
+      DeviceTensors dt;
+      dt.allocate(s);
+      generate_device(Problem{s, Dist::Normal, 41}, dt, stream.get());
+      const size_t bytes = sm90::workspace_bytes(s, c);
+      DeviceBuffer ws(bytes);
+      std::vector<uint8_t> noise(bytes);
+      uint64_t x = 99;
+      for (auto& b : noise) b = static_cast<uint8_t>((x = mix64(x)) >> 56);
+      std::vector<uint16_t> first(size_t(s.l * s.m * s.n)), again(first.size());
+      for (int fill = 0; fill < 3; ++fill) {
+        if (fill == 0) NVFP4_CUDA_CHECK(cudaMemsetAsync(ws.get(), 0xFF, bytes, stream.get()));
+        if (fill == 1)
+          NVFP4_CUDA_CHECK(cudaMemcpyAsync(ws.get(), noise.data(), bytes, cudaMemcpyHostToDevice, stream.get()));
+        // fill 2: what the previous call left
+        poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+        sm90::launch(s, dt.view(), c, ws.get(), stream.get(), device_state());
+        stream.sync();
+        auto* out = fill == 0 ? &first : &again;
+        NVFP4_CUDA_CHECK(cudaMemcpy(out->data(), dt.c.get(), out->size() * 2, cudaMemcpyDeviceToHost));
+        if (fill > 0) {
+          EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 2), 0) << "fill " << fill;
+        }
+        const Check r = compare_with_exact(s, dt, 41, 3000);
+        EXPECT_EQ(r.bad, 0) << "fill " << fill << ": " << r.bad << "/" << r.checked << " bad, first " << r.first;
+      }
+      cudaGraph_t graph = nullptr;
+      NVFP4_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+      sm90::launch(s, dt.view(), c, ws.get(), stream.get(), device_state());
+      NVFP4_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+      cudaGraphExec_t exec = nullptr;
+      NVFP4_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      for (int replay = 0; replay < 3; ++replay) {
+        poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+        NVFP4_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+        stream.sync();
+        NVFP4_CUDA_CHECK(cudaMemcpy(again.data(), dt.c.get(), again.size() * 2, cudaMemcpyDeviceToHost));
+        EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 2), 0) << "replay " << replay;
+      }
+      NVFP4_CUDA_CHECK(cudaGraphExecDestroy(exec));
+      NVFP4_CUDA_CHECK(cudaGraphDestroy(graph));
+    }
+}
+
+// K that is not a multiple of 256 is refused with the rule (the registered kernel then takes the
+// fused path there), by the configuration and by the launcher.
+TEST(Sm90Stream, RefusesOtherK) {
+  NVFP4_REQUIRE_SM90();
+  const Shape s{16, 1000, 320, 1};
+  auto g = make_gemm("sm90", Role::Kernel);
+  const std::string why = g->set_configuration("stream 16x16 ctas " + std::to_string(sm_count()) + " warps 16", s);
+  EXPECT_NE(why.find("needs K a multiple of 256 (its unit's K), got 320"), std::string::npos) << why;
+  EXPECT_EQ(sm90::choose_config(s, sm_count()).path, sm90::Path::Fused);
+  sm90::Config c = stream_cfg(Shape{16, 1000, 512, 1});
+  Stream stream;
+  DeviceTensors dt;
+  dt.allocate(s);
+  DeviceBuffer ws(1 << 20);
+  EXPECT_THROW(sm90::launch(s, dt.view(), c, ws.get(), stream.get(), device_state()), Error);
+  const Check r = run_and_check(s, Dist::GpuMode, 77, std::nullopt);  // the registered kernel's own choice
+  EXPECT_EQ(r.bad, 0) << r.first;
+}

@@ -46,6 +46,27 @@ TEST(Sm90Decode, PairTrickMatchesCodecForEveryCode) {
         }
 }
 
+// The four-pair form (e2m1x2_quad, what decode_frag runs) gives e2m1x2_raw's bits for every
+// pair: every code at every nibble with every other nibble at each code, and random words.
+TEST(Sm90Decode, QuadFormIsThePairTrickBitForBit) {
+  std::vector<uint32_t> words;
+  for (int e = 0; e < 8; ++e)
+    for (uint32_t code = 0; code < 16; ++code)
+      for (uint32_t fill = 0; fill < 16; ++fill) {
+        uint32_t w = 0;
+        for (int f = 0; f < 8; ++f) w |= fill << (4 * f);
+        words.push_back((w & ~(0xFu << (4 * e))) | (code << (4 * e)));
+      }
+  uint64_t x = 5;  // an LCG's high bits
+  for (int i = 0; i < 200000; ++i)
+    words.push_back(static_cast<uint32_t>((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 32));
+  for (const uint32_t w : words) {
+    uint32_t o[4];
+    sm90::e2m1x2_quad(w, o);
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(o[i], sm90::e2m1x2_raw_rt(w, i)) << "pair " << i << " w=" << std::hex << w;
+  }
+}
+
 // raw (value * 2^-14) times fp16(scale * 2^7) is exact in fp16 for every code and every
 // non-NaN scale byte (sign bit ignored), so the device multiply cannot round.
 TEST(Sm90Decode, ScaledProductsAreExactInFp16) {
@@ -309,10 +330,17 @@ TEST(Sm90Gemm, PathChoiceIsNearTheMeasuredFasterPath) {
     EXPECT_EQ(sm90::choose_config(s, 132).path, sm90::Path::TwoPhase) << s.m << "x" << s.n << "x" << s.k;
   EXPECT_EQ(sm90::choose_config(Shape{2048, 8192, 8192, 1}, 132).path, sm90::Path::Fused);
   // Where M <= 128 the fused path is at least 1.14x faster on every shipped shape (both paths
-  // timed: git show b4f99c4:bench/notes-sm90.md); the models agree.
+  // timed: git show b4f99c4:bench/notes-sm90.md); the models agree. (At M <= 16 the streaming
+  // path is taken ahead of both: heuristics.hpp, kStreamChosenMaxM.)
   for (const Shape s : {Shape{16, 576, 7168, 1}, Shape{16, 57344, 8192, 1}, Shape{128, 7168, 16384, 1},
-                        Shape{128, 576, 7168, 1}, Shape{128, 32768, 512, 1}, Shape{128, 256, 256, 1}})
-    EXPECT_EQ(sm90::choose_config(s, 132).path, sm90::Path::Fused) << s.m << "x" << s.n << "x" << s.k;
+                        Shape{128, 576, 7168, 1}, Shape{128, 32768, 512, 1}, Shape{128, 256, 256, 1}}) {
+    const sm90::Config c = sm90::choose_config(s, 132);
+    EXPECT_EQ(c.path, s.m <= sm90::kStreamChosenMaxM ? sm90::Path::Stream : sm90::Path::Fused)
+        << s.m << "x" << s.n << "x" << s.k;
+    EXPECT_LT(sm90::estimate_fused_us(s, sm90::choose_fused(s, 132), 132),
+              sm90::estimate_two_phase_us(s, sm90::choose_two_phase(s, 132), 132))
+        << s.m << "x" << s.n << "x" << s.k;
+  }
 }
 
 // Held out (heldout.json): 10 shapes in none of the fits (M 1024-8192, N 768-6144, K 2048-8192,

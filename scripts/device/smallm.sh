@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# The sm90 streaming path for small M (issue 47; docs/kernels.md, "The streaming path (small M)") on one
+# H200, in one call of under 8 minutes, self-checking: every step prints PASS/FAIL lines into
+# $OUT/smallm/summary.txt and the whole folder is packed into $OUT/smallm.tgz (summary.txt is
+# also left beside it).
+#   build     cmake --preset sm90-only (build-sm90; ptxas -v of the path's kernels), targets
+#             nvfp4bench, sm90_test, sm90_stream_plan_test
+#   sass      bench/sm90_stream_count.py --compile --check: SASS per warp per 16x64 tile of the
+#             path's loop at M tile 8, 16, 32, HMMA in it, no local memory (sass.txt)
+#   tests     ctest: the path's GPU tests (Sm90Stream.*: M = 1..32, ragged M and N, L > 1, the
+#             smallest K and a refused one, both distributions, several seeds, determinism,
+#             workspace garbage, graphs) and its host test (ctest.log)
+#   tests-fused  the fused path's and the decode's GPU tests (Sm90Gemm.Fused*, Sm90Decode.*: they
+#             share decode_frag; ctest-fused.log)
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck of the path on ragged shapes:
+#             16x200x1280 L=2 (auto: the path, 9 CTAs), 27x520x2048 and 5x72x256 L=3 (pinned)
+#   time      the shipped M = 16 shapes (configs/llm-layers.json; 16x57344x8192 among them),
+#             cold, the path (sm90, its own pick) beside dequant-f16 and f16-predeq, and the
+#             old path (sm90-fused, its pick) in the same run of this script (time.txt)
+#   graph     16x7168x16384 in graph mode: the path and the old one beside both peers
+#   spots     M = 1..32 spot shapes, cold, the old path beside the new one (pinned by its
+#             --list-configs line where M > 16): the data the threshold is set from (spots.txt)
+#   sweeps    (not in the default list: a second call, ~5-8 minutes) both shipped sweeps
+#             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
+#             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path at M <= 16)
+#   readme    README.md for a results folder from what the steps above left: the exact commands,
+#             the per-target table of issue 47 (also run at the end of every call)
+# Usage, from the repository root: OUT=out bash scripts/device/smallm.sh [STEP ...]
+# (default: build sass tests time graph sanitize tests-fused spots). Every step stops where BUDGET_S seconds
+# (default 450) since the start have passed, saying so; the archive is written whatever happened.
+set -uo pipefail
+OUT=${OUT:-out}; R=$OUT/smallm; mkdir -p "$R"
+steps=("$@"); ((${#steps[@]})) || steps=(build sass tests time graph sanitize tests-fused spots)
+PY=$(command -v python3)
+BIN=${SMALLM_BIN:-build-sm90/nvfp4bench}  # SMALLM_BIN: another build of the tool (or a stand-in for a dry run)
+BUDGET_S=${BUDGET_S:-450}
+T0=$SECONDS
+S=$R/summary.txt
+: > "$S"
+say() { echo "$*" | tee -a "$S"; }
+left() { echo $((BUDGET_S - (SECONDS - T0))); }  # seconds of the budget left
+
+pack() {
+  cp "$S" "$OUT/smallm-summary.txt" 2>/dev/null
+  tar czf "$OUT/smallm.tgz" -C "$OUT" smallm 2>/dev/null
+  echo "packed $OUT/smallm.tgz ($((SECONDS - T0)) s)"
+}
+trap pack EXIT
+
+# One timing: kernel (sm90 or sm90-fused), shape, extra options; its report to $1.json. Not
+# started past the budget (rc 124).
+run() {
+  local f=$1; shift
+  (( $(left) > 5 )) || { echo 124; return; }
+  timeout $(( $(left) < 60 ? $(left) : 60 )) $BIN "$@" --json "$f.json" > "$f.txt" 2>&1
+  echo $?
+}
+
+step_build() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+    --format=csv,noheader > "$R/smi.txt" 2>&1
+  say "gpu: $(head -1 "$R/smi.txt")"
+  cmake --preset sm90-only -DNVFP4_SM90_PTXAS_VERBOSE=ON -DNVFP4_REVISION="${NVFP4_REVISION:-}" \
+    > "$R/cmake.log" 2>&1 || { say "build: FAIL (cmake, cmake.log)"; return 1; }
+  if ! cmake --build build-sm90 -j16 --target nvfp4bench sm90_test sm90_stream_plan_test > "$R/build.log" 2>&1; then
+    grep -B2 -A8 -m5 error "$R/build.log" | tee -a "$S"
+    say "build: FAIL (build.log)"
+    return 1
+  fi
+  grep -E "Compiling entry|Used|spill" "$R/build.log" | grep -A2 "6stream13stream_kernel" |
+    sed 's/ptxas info *: //' > "$R/ptxas_stream.txt"
+  local spills; spills=$(grep -c "[1-9][0-9]* bytes spill" "$R/ptxas_stream.txt")
+  say "build: PASS; ptxas of the path's kernels: $(grep -c Used "$R/ptxas_stream.txt") kernels, $spills with spills ($(grep Used "$R/ptxas_stream.txt" | grep -o 'Used [0-9]* registers' | tr '\n' ' '))"
+}
+
+step_sass() {
+  PATH=$PATH:/usr/local/cuda/bin "$PY" bench/sm90_stream_count.py --compile --check > "$R/sass.txt" 2>&1
+  local rc=$?
+  grep -E "path M tile|CHECK" "$R/sass.txt" | tee -a "$S"
+  say "sass: $([[ $rc == 0 ]] && echo PASS || echo "FAIL rc=$rc") (budget: <= 100 a K block at M tile 16)"
+}
+
+step_tests() {
+  timeout $(( $(left) < 240 ? $(left) : 240 )) ctest --test-dir build-sm90 -R '^Sm90Stream\.' --output-on-failure \
+    > "$R/ctest.log" 2>&1
+  local rc=$?
+  grep -E "tests passed|tests failed|Failed|\*\*\*|Skipped|Not Run" "$R/ctest.log" | head -30 | tee -a "$S"
+  say "tests: $([[ $rc == 0 ]] && echo PASS || echo "FAIL rc=$rc (ctest.log)")"
+}
+
+# The fused path shares the decode (decode_frag: the four-pair form, the folded broadcast): its
+# GPU tests and the decode's.
+step_tests-fused() {
+  local rc
+  timeout $(( $(left) < 150 ? $(left) : 150 )) ctest --test-dir build-sm90 -R '^Sm90Decode\.|^Sm90Gemm\.Fused' \
+    --output-on-failure > "$R/ctest-fused.log" 2>&1
+  rc=$?
+  grep -E "tests passed|tests failed|Failed|\*\*\*" "$R/ctest-fused.log" | head -20 | tee -a "$S"
+  say "tests (fused path, shared decode): $([[ $rc == 0 ]] && echo PASS || echo "FAIL rc=$rc (ctest-fused.log)")"
+}
+
+step_sanitize() {
+  mkdir -p "$R/sanitize"
+  local CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool s m n k l cfg f rc bad=0
+  for s in "16 200 1280 2" "27 520 2048 1" "5 72 256 3"; do
+    read -r m n k l <<<"$s"
+    cfg=$($BIN --kernel sm90 --m $m --n $n --k $k --l $l --list-configs 2>/dev/null | grep -o 'stream .*' | head -1)
+    for tool in memcheck racecheck synccheck; do
+      f="$R/sanitize/$tool-${m}x${n}x${k}x${l}.txt"
+      (( $(left) > 10 )) || { say "  sanitize: stopped at the budget"; bad=$((bad + 1)); break 2; }
+      timeout $(( $(left) < 90 ? $(left) : 90 )) "$CS" --tool $tool --kernel-name kns=stream_kernel --error-exitcode 9 $BIN --kernel sm90 \
+        --kernel-config "$cfg" --m $m --n $n --k $k --l $l --reference cpu-exact --iters 1 --warmup 0 > "$f" 2>&1
+      rc=$?
+      [[ $rc == 0 ]] || bad=$((bad + 1))
+      say "  $tool ${m}x${n}x${k} L=$l '$cfg': rc=$rc $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f")"
+    done
+  done
+  say "sanitize: $([[ $bad == 0 ]] && echo PASS || echo "FAIL ($bad runs)")"
+}
+
+# Shapes: the shipped sweeps' M = 16 cases.
+shipped_m16() {
+  "$PY" - <<'PYEOF'
+import json
+seen = []
+for c in ["configs/gpumode-nvfp4-gemm.json", "configs/llm-layers.json"]:
+    for case in json.load(open(c))["cases"]:
+        if "shape" in case:
+            sh = [(case["shape"]["m"], case["shape"]["n"], case["shape"]["k"], case["shape"].get("l", 1))]
+        else:
+            a = case["axes"]; ms = a["m"] if isinstance(a["m"], list) else [a["m"]]
+            sh = [(m, a["n"], a["k"], 1) for m in ms]
+        seen += [s for s in sh if s[0] == 16 and s not in seen]
+for s in seen: print(*s)
+PYEOF
+}
+
+# The table of a step's reports: per shape the old and the new path, peers where timed.
+table() {
+  "$PY" - "$@" <<'PYEOF'
+import json, math, os, sys
+d, pattern_new, pattern_old, title = sys.argv[1:5]
+rows, geo, geo_old = [], [], []
+def case(p):
+    try:
+        return json.load(open(p))["cases"][0]
+    except Exception as e:
+        return None
+names = sorted({f.split("-", 1)[1][:-5] for f in os.listdir(d) if f.endswith(".json") and f.startswith(pattern_new + "-")})
+print(title)
+print("| shape | new config | new us | old config | old us | old/new | f16-predeq us | predeq/new | dequant-f16 us | new verified |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for n in names:
+    cn, co = case(f"{d}/{pattern_new}-{n}.json"), case(f"{d}/{pattern_old}-{n}.json")
+    def t(c):
+        return c["kernel_timing"]["stats"]["median_us"] if c and c.get("kernel_timing", {}).get("ran") else float("nan")
+    def peer(c, name):
+        for p in (c or {}).get("peers", []):
+            if p.get("name") == name and p.get("ran"):
+                return p["stats"]["median_us"]
+        return float("nan")
+    tn, to = t(cn), t(co)
+    pq, dq = peer(cn, "f16-predeq"), peer(cn, "dequant-f16")
+    ok = cn.get("disposition") if cn else "missing"
+    if not math.isnan(pq / tn): geo.append(math.log(pq / tn))
+    if not math.isnan(to / tn): geo_old.append(math.log(to / tn))
+    print(f"| {n} | {(cn or {}).get('kernel', {}).get('configuration', '-')} | {tn:.1f} | "
+          f"{(co or {}).get('kernel', {}).get('configuration', '-')} | {to:.1f} | {to / tn:.2f} | {pq:.1f} | {pq / tn:.2f} | {dq:.1f} | {ok} |")
+if geo: print(f"geomean f16-predeq / new over {len(geo)} shapes: {math.exp(sum(geo) / len(geo)):.2f}x")
+if geo_old: print(f"geomean old / new over {len(geo_old)} shapes: {math.exp(sum(geo_old) / len(geo_old)):.2f}x "
+                  f"(slower than old: {sum(1 for x in geo_old if x < 0)})")
+PYEOF
+}
+
+step_time() {
+  mkdir -p "$R/time"
+  local m n k l rc
+  while read -r m n k l; do
+    rc=$(run "$R/time/new-${m}x${n}x${k}" --kernel sm90 --m $m --n $n --k $k --l $l --peers dequant-f16,f16-predeq \
+      --max-time 1)
+    local rc2; rc2=$(run "$R/time/old-${m}x${n}x${k}" --kernel sm90-fused --m $m --n $n --k $k --l $l --max-time 1)
+    echo "  ${m}x${n}x${k}: new rc=$rc old rc=$rc2" >> "$S"
+  done < <(shipped_m16)
+  table "$R/time" new old "cold, the shipped M = 16 shapes (issue 47 targets: geomean f16-predeq/new >= 2.0, 16x57344x8192 <= 92 us)" |
+    tee "$R/time.txt" | tee -a "$S"
+}
+
+step_graph() {
+  mkdir -p "$R/graph"
+  local rc rc2
+  rc=$(run "$R/graph/new-16x7168x16384" --kernel sm90 --m 16 --n 7168 --k 16384 --mode graph --peers dequant-f16,f16-predeq --max-time 2)
+  rc2=$(run "$R/graph/old-16x7168x16384" --kernel sm90-fused --m 16 --n 7168 --k 16384 --mode graph --max-time 2)
+  echo "  graph: new rc=$rc old rc=$rc2" >> "$S"
+  table "$R/graph" new old "graph mode (target: f16-predeq/new >= 2.0)" | tee "$R/graph.txt" | tee -a "$S"
+}
+
+step_spots() {
+  mkdir -p "$R/spots"
+  local m nk n k cfg
+  for nk in "7168 16384" "4096 7168" "576 7168"; do
+    read -r n k <<<"$nk"
+    for m in 1 4 8 12 16 20 24 32; do
+      (( $(left) > 10 )) || { say "spots: stopped at the budget"; break 2; }
+      cfg=$($BIN --kernel sm90 --m $m --n $n --k $k --list-configs 2>/dev/null | grep -o 'stream .*' | head -1)
+      run "$R/spots/new-${m}x${n}x${k}" --kernel sm90 --kernel-config "$cfg" --m $m --n $n --k $k \
+        --min-time 0.2 --max-time 0.5 > /dev/null
+      run "$R/spots/old-${m}x${n}x${k}" --kernel sm90-fused --m $m --n $n --k $k --min-time 0.2 --max-time 0.5 > /dev/null
+    done
+  done
+  table "$R/spots" new old "cold, M = 1..32 spots: old (sm90-fused's pick) vs new (the streaming path)" |
+    tee "$R/spots.txt" | tee -a "$S"
+}
+
+step_sweeps() {
+  mkdir -p "$R/sweeps"
+  local c
+  for c in gpumode-nvfp4-gemm llm-layers; do
+    (( $(left) > 30 )) || { say "sweeps: stopped at the budget"; return 1; }
+    timeout $(left) $BIN sweep configs/$c.json --peers dequant-f16,f16-predeq --json "$R/sweeps/$c.json" \
+      --overwrite --progress lines > "$R/sweeps/$c.log" 2>&1
+    say "sweep $c rc=$? $(grep -E '^sweep: [0-9]' "$R/sweeps/$c.log" | tail -1)"
+  done
+}
+
+# README.md of a results folder: the commands, and the issue's targets against what was measured.
+step_readme() {
+  "$PY" - "$R" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" > "$R/README.md" <<'PYEOF'
+import json, math, os, re, sys
+R, rev = sys.argv[1:3]
+def read(name):
+    p = os.path.join(R, name)
+    return open(p).read() if os.path.exists(p) else ""
+summary, time_t, graph_t, spots_t, sass = read("summary.txt"), read("time.txt"), read("graph.txt"), read("spots.txt"), read("sass.txt")
+def grab(pattern, text, default="not measured"):
+    m = re.search(pattern, text)
+    return m.group(1) if m else default
+big = grab(r"\| 16x57344x8192 \| [^|]* \| ([0-9.]+) \|", time_t)
+geo = grab(r"geomean f16-predeq / new over \d+ shapes: ([0-9.]+)x", time_t)
+gph = grab(r"\| 16x7168x16384 \|[^|]*\|[^|]*\|[^|]*\|[^|]*\|[^|]*\|[^|]*\| ([0-9.]+) \|", graph_t)
+slower = grab(r"slower than old: (\d+)", spots_t)
+slower_t = grab(r"slower than old: (\d+)", time_t)
+count16 = grab(r"path M tile 16 warps=16:\s+([0-9.]+) per K block", sass)
+def st(step):
+    m = re.search(r"^" + re.escape(step) + r": (.*)$", summary, re.M)
+    return m.group(1) if m else "not run"
+def ok(v, cond):
+    try:
+        return "met" if cond(float(v)) else "NOT met"
+    except ValueError:
+        return "-"
+print(f"""# The sm90 streaming path for small M (issue 47), on one H200
+
+Revision {rev}. From the repository root on the device:
+
+    OUT=out bash scripts/device/smallm.sh               # build sass tests time graph sanitize tests-fused spots
+    OUT=out bash scripts/device/smallm.sh sweeps readme # both shipped sweeps beside the peers
+
+(`scripts/device/smallm.sh` says what each step runs; docs/kernels.md, "The streaming path (small M)",
+describes the path.)
+
+| target (issue 47) | measured | |
+|---|---|---|
+| 13 shipped M = 16 shapes, geomean over f16-predeq >= 2.0x (cold) | {geo}x | {ok(geo, lambda x: x >= 2.0)} |
+| 16x57344x8192 <= 92 us (cold) | {big} us | {ok(big, lambda x: x <= 92)} |
+| graph mode 16x7168x16384 >= 2.0x f16-predeq | {gph}x | {ok(gph, lambda x: x >= 2.0)} |
+| no M <= 32 shape slower than the old path (shipped M = 16 shapes; spots) | {slower_t} and {slower} slower | {ok(str(int(slower_t) + int(slower)) if slower_t.isdigit() and slower.isdigit() else '-', lambda x: x == 0)} |
+| <= 100 SASS per warp per 16x64 tile (M tile 16), HMMA, no local memory | {count16} | {ok(count16, lambda x: x <= 100)}; {st('sass')} |
+| exact vs the reference, M = 1..32, ragged, L > 1, both distributions, seeds; deterministic | | {st('tests')} |
+| compute-sanitizer memcheck, racecheck, synccheck | | {st('sanitize')} |
+| the fused path's and the decode's GPU tests (they share decode_frag) | | {st('tests (fused path, shared decode)')} |
+
+## Timings
+
+{time_t}
+{graph_t}
+{spots_t}
+## Instructions
+
+```
+{sass}```
+
+## Every step
+
+```
+{summary}```
+""")
+PYEOF
+  echo "readme: $R/README.md"
+}
+
+for s in "${steps[@]}"; do
+  if (( $(left) <= 5 )); then say "$s: SKIPPED (past the ${BUDGET_S} s budget)"; continue; fi
+  say "== $s ($((SECONDS - T0)) s)"
+  "step_$s" || { [[ $s == build ]] && { say "stopping: no build"; break; }; }
+done
+[[ " ${steps[*]} " == *" readme "* ]] || step_readme > /dev/null
+say "done in $((SECONDS - T0)) s"
