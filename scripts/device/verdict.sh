@@ -17,6 +17,12 @@
 #           checks) into build-old, from `git archive` (or the archive $OLD_TGZ where this .git
 #           lacks the commit); with it, modes also times every row by the old tool, one after
 #           the other (modes-before.txt): the honest timings side by side
+#   trees   revisions side by side, in turns: each of $TREES (default "b4f99c4 f4171ad 3b4ab8a
+#           HEAD"; HEAD is this working tree) built from `git archive` (or $TREE_TGZ_DIR/REV.tgz)
+#           into /tmp/nvfp4-tree-REV, sm90 beside cublaslt-f16 at 128x7168x2048, 16x576x7168 and
+#           128x7168x16384, cold and graph, plus this tree with --audit-streams, and the default
+#           problem (`nvfp4bench` with no options) of each, TREE_ROUNDS rounds (default 2;
+#           3 for the default problem): trees.txt, one line per run (median, wall per sample)
 # MODE_ARGS adds options to every run of modes (e.g. "--max-time 2").
 # Usage, from the repository root: OUT=out bash scripts/device/verdict.sh [STEP ...]
 # (default: build tests modes cheats; BUILD=build-sm90 reuses sm90-results.sh's build).
@@ -175,6 +181,49 @@ step_cheats() {
         --m 128 --n 7168 --k 16384 --iters 16 --warmup 1 \
         --json "$R/cheat-$kernel-$mode.json" > "$R/cheat-$kernel-$mode.log" 2>&1
       echo "$kernel $mode rc=$? $(grep -E '^result ' "$R/cheat-$kernel-$mode.log" | cut -c1-220)" | tee -a "$R/cheats.txt"
+    done
+  done
+}
+
+tree_bin() {  # REV -> path of its nvfp4bench, built if needed (HEAD: this tree)
+  local rev=$1 src=/tmp/nvfp4-tree-$1 b=/tmp/nvfp4-tree-$1-build
+  [[ $rev == HEAD ]] && src=.
+  if [[ $rev != HEAD ]]; then
+    rm -rf "$src"; mkdir -p "$src"
+    if git cat-file -e "$rev^{commit}" 2>/dev/null; then git archive "$rev" | tar x -C "$src"
+    elif [[ -f ${TREE_TGZ_DIR:-.}/$rev.tgz ]]; then tar xzf "${TREE_TGZ_DIR:-.}/$rev.tgz" -C "$src"
+    else echo "trees: $rev is not in this .git and ${TREE_TGZ_DIR:-.}/$rev.tgz is missing" >&2; return 1; fi
+  fi
+  cmake -S "$src" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVFP4_BUILD_TESTS=OFF -DNVFP4_WERROR=OFF \
+    -DNVFP4_CUDA_ARCHS=90a-real -DNVFP4_PYTHON_KERNELS=OFF -DNVFP4_REVISION="$rev" > "$R/tree-$rev-cmake.log" 2>&1 &&
+    cmake --build "$b" -j5 --target nvfp4bench > "$R/tree-$rev-build.log" 2>&1 || { echo "trees: $rev did not build" >&2; return 1; }
+}
+
+step_trees() {
+  local revs=(${TREES:-b4f99c4 f4171ad 3b4ab8a HEAD}) rev r shape mode f extra
+  for rev in "${revs[@]}"; do tree_bin "$rev" & done
+  wait
+  med() { "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"][0]; k=c["kernel_timing"]; print("%s %.2f us n=%d wall/sample %.3f ms" % (c["disposition"], k["stats"]["median_us"], k["stats"]["count"], k["sampling_s"]/max(1,k["attempts"])*1e3))' "$1" 2>/dev/null || echo "no report"; }
+  : > "$R/trees.txt"
+  for ((r = 1; r <= ${TREE_ROUNDS:-2}; r++)); do
+    for shape in "128 7168 2048" "16 576 7168" "128 7168 16384"; do
+      read -r m n k <<<"$shape"
+      for mode in cold graph; do
+        for rev in "${revs[@]}" HEAD+audit; do
+          extra=(); [[ $rev == HEAD+audit ]] && extra=(--audit-streams)
+          f="$R/tree-$rev-${m}x${n}x${k}-$mode-$r"
+          timeout 60 "/tmp/nvfp4-tree-${rev%+audit}-build/nvfp4bench" --kernel sm90 --reference cublaslt-f16 --m "$m" --n "$n" \
+            --k "$k" --mode "$mode" --max-time 0.6 "${extra[@]}" --json "$f.json" > "$f.log" 2>&1
+          echo "$r ${m}x${n}x${k} $mode $rev rc=$? $(med "$f.json")" | tee -a "$R/trees.txt"
+        done
+      done
+    done
+  done
+  for ((r = 1; r <= ${TREE_ROUNDS:-2} + 1; r++)); do
+    for rev in "${revs[@]}"; do
+      f="$R/tree-$rev-default-$r"
+      "/tmp/nvfp4-tree-$rev-build/nvfp4bench" --json "$f.json" > "$f.log" 2>&1
+      echo "$r default $rev rc=$? $(med "$f.json")" | tee -a "$R/trees.txt"
     done
   done
 }
