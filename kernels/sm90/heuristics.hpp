@@ -72,10 +72,10 @@ TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count, const CostModels& 
 StreamConfig stream_candidate(const Shape& s, int sm_count);
 
 // Auto takes the streaming path wherever it runs the shape and M <= kStreamChosenMaxM, ahead of
-// both cost models: the path has no fitted model yet. The threshold is to be set from the H200
-// run of scripts/device/smallm.sh (docs/kernels.md, the streaming path); the model test measured
-// M = 16 only, so it starts there.
-constexpr int64_t kStreamChosenMaxM = 16;
+// both cost models: the path has no fitted model yet. 0: never, until the path has run on a GPU;
+// the threshold is to be set from the H200 run of scripts/device/smallm.sh (docs/kernels.md, the
+// streaming path; the model test measured M = 16). `--kernel-config 'stream …'` forces it.
+constexpr int64_t kStreamChosenMaxM = 0;
 
 // The registered kernel's choice: the forced path's pick, or (Auto) the streaming path by the
 // rule above, else the path whose model estimates the lower time.

@@ -15,14 +15,14 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck of the path on ragged shapes:
 #             16x200x1280 L=2 (auto: the path, 9 CTAs), 27x520x2048 and 5x72x256 L=3 (pinned)
 #   time      the shipped M = 16 shapes (configs/llm-layers.json; 16x57344x8192 among them),
-#             cold, the path (sm90, its own pick) beside dequant-f16 and f16-predeq, and the
+#             cold, the path (sm90 pinned to its --list-configs line) beside dequant-f16 and f16-predeq, and the
 #             old path (sm90-fused, its pick) in the same run of this script (time.txt)
 #   graph     16x7168x16384 in graph mode: the path and the old one beside both peers
 #   spots     M = 1..32 spot shapes, cold, the old path beside the new one (pinned by its
 #             --list-configs line where M > 16): the data the threshold is set from (spots.txt)
 #   sweeps    (not in the default list: a second call, ~5-8 minutes) both shipped sweeps
 #             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
-#             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path at M <= 16)
+#             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path where M <= kStreamChosenMaxM, once set)
 #   readme    README.md for a results folder from what the steps above left: the exact commands,
 #             the per-target table of issue 47 (also run at the end of every call)
 # Usage, from the repository root: OUT=out bash scripts/device/smallm.sh [STEP ...]
@@ -172,12 +172,18 @@ if geo_old: print(f"geomean old / new over {len(geo_old)} shapes: {math.exp(sum(
 PYEOF
 }
 
+# The streaming path's configuration for a shape (its --list-configs line): the auto kernel
+# does not take the path until its threshold is set (heuristics.hpp, kStreamChosenMaxM).
+stream_cfg() {
+  $BIN --kernel sm90 --m $1 --n $2 --k $3 --l $4 --list-configs 2>/dev/null | grep -o 'stream .*' | head -1
+}
+
 step_time() {
   mkdir -p "$R/time"
   local m n k l rc
   while read -r m n k l; do
-    rc=$(run "$R/time/new-${m}x${n}x${k}" --kernel sm90 --m $m --n $n --k $k --l $l --peers dequant-f16,f16-predeq \
-      --max-time 1)
+    rc=$(run "$R/time/new-${m}x${n}x${k}" --kernel sm90 --kernel-config "$(stream_cfg $m $n $k $l)" --m $m --n $n --k $k \
+      --l $l --peers dequant-f16,f16-predeq --max-time 1)
     local rc2; rc2=$(run "$R/time/old-${m}x${n}x${k}" --kernel sm90-fused --m $m --n $n --k $k --l $l --max-time 1)
     echo "  ${m}x${n}x${k}: new rc=$rc old rc=$rc2" >> "$S"
   done < <(shipped_m16)
@@ -188,7 +194,7 @@ step_time() {
 step_graph() {
   mkdir -p "$R/graph"
   local rc rc2
-  rc=$(run "$R/graph/new-16x7168x16384" --kernel sm90 --m 16 --n 7168 --k 16384 --mode graph --peers dequant-f16,f16-predeq --max-time 2)
+  rc=$(run "$R/graph/new-16x7168x16384" --kernel sm90 --kernel-config "$(stream_cfg 16 7168 16384 1)" --m 16 --n 7168 --k 16384 --mode graph --peers dequant-f16,f16-predeq --max-time 2)
   rc2=$(run "$R/graph/old-16x7168x16384" --kernel sm90-fused --m 16 --n 7168 --k 16384 --mode graph --max-time 2)
   echo "  graph: new rc=$rc old rc=$rc2" >> "$S"
   table "$R/graph" new old "graph mode (target: f16-predeq/new >= 2.0)" | tee "$R/graph.txt" | tee -a "$S"

@@ -235,7 +235,7 @@ TEST(Sm90Stream, ConfigurationsAreSpeltParsedAndRefused) {
   EXPECT_EQ(configuration_error(m16, Path::Auto, c, 132), "");
   EXPECT_NE(configuration_error(m16, Path::Auto, c, 114).find("the stream path runs stream 16x16 ctas 114 warps 16 here"),
             std::string::npos);
-  EXPECT_EQ(describe(choose_config(Shape{1, 8, 256, 1}, 132)), "stream 8x16 ctas 1 warps 16");
+  EXPECT_EQ(describe(choose_config(Shape{1, 8, 256, 1}, 132, Path::Stream)), "stream 8x16 ctas 1 warps 16");
   EXPECT_NE(configuration_error(m16, Path::Fused, c, 132).find("fused path only"), std::string::npos);
   EXPECT_NE(configuration_error(Shape{16, 7168, 320, 1}, Path::Auto, c, 132).find("needs K a multiple of 256"),
             std::string::npos);
@@ -246,18 +246,18 @@ TEST(Sm90Stream, ConfigurationsAreSpeltParsedAndRefused) {
 }
 
 // Auto takes the streaming path at M <= kStreamChosenMaxM where it runs the shape, else what it
-// took before (the fused or two-phase path by their models).
+// took before (the fused or two-phase path by their models); forced, it picks its tile and CTAs.
 TEST(Sm90Stream, ChosenAtSmallMWhereItRuns) {
   for (int64_t m = 1; m <= 40; ++m)
     for (const Shape s : {Shape{m, 7168, 16384, 1}, Shape{m, 576, 7168, 1}, Shape{m, 57344, 8192, 1}}) {
       const Config c = choose_config(s, 132);
-      if (m <= kStreamChosenMaxM) {
-        ASSERT_EQ(c.path, Path::Stream) << m;
-        EXPECT_EQ(c.stream.m_tile, m <= 8 ? 8 : 16);
+      EXPECT_EQ(c.path == Path::Stream, m <= kStreamChosenMaxM) << m;
+      if (m <= 16) {
+        const Config f = choose_config(s, 132, Path::Stream);
+        ASSERT_EQ(f.path, Path::Stream) << m;
+        EXPECT_EQ(f.stream.m_tile, m <= 8 ? 8 : 16);
         // one CTA an SM, or one per 16 units (warps) where fewer: 576 / 16 x 7168 / 256 = 1008 units
-        EXPECT_EQ(c.stream.ctas, s.n == 576 ? 63 : 132);
-      } else {
-        EXPECT_NE(c.path, Path::Stream) << m;
+        EXPECT_EQ(f.stream.ctas, s.n == 576 ? 63 : 132);
       }
       EXPECT_EQ(choose_config(s, 132, Path::Fused).path, Path::Fused);
     }
