@@ -421,7 +421,7 @@ void Decoder::placement(bool x_is_a, std::vector<std::string>& how, int& judged_
   int judged = 0;
   const auto& gx = good[x_is_a ? 0 : 1];
   const auto& go = good[x_is_a ? 1 : 0];
-  int wrong = 0, swapped = 0, reversed = 0, none = 0;
+  int wrong = 0, swapped = 0, reversed = 0;
   std::string first;
   for (int r = 0; r < kRows; ++r) {
     if (!gx[static_cast<size_t>(r)]) continue;
@@ -432,7 +432,6 @@ void Decoder::placement(bool x_is_a, std::vector<std::string>& how, int& judged_
       const int l = label_of(get(p, x_is_a, r, o) / 16.0, 16);
       if (l == 4 * w + c) continue;
       ++wrong;
-      none += l < 0;
       swapped += l == 4 * c + w;
       reversed += l == 4 * w + 3 - c;
       if (!first.empty()) continue;
