@@ -9,8 +9,19 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace nvfp4 {
+
+// One activity record: a kernel, copy or memset on a CUDA stream, from `start` to `end` (ns of
+// CUPTI's clock); `role` marks the tool's window marks.
+struct AuditRecord {
+  enum class Role : uint8_t { Work, Open, Close };
+  uint32_t stream = 0;
+  uint64_t start = 0, end = 0;
+  Role role = Role::Work;
+  std::string what;  // work only: "kernel NAME", "a copy of N bytes", ...
+};
 
 struct AuditOutcome {
   int64_t records = 0;  // activity records seen (the tool's own included)
@@ -18,6 +29,11 @@ struct AuditOutcome {
   int64_t outside = 0;  // records on another stream outside every window
   std::string failure;  // empty: nothing outside; else the first one, or why it cannot decide
 };
+
+// The judgement of one timing's records (host code, tested without a GPU): the marks' stream is
+// the tool's; a window runs from an open mark's end to the start of the close mark after it;
+// work on any other stream must lie inside one window.
+AuditOutcome judge_audit(std::vector<AuditRecord> recs);
 
 class StreamAudit {
  public:
