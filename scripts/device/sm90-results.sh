@@ -250,19 +250,7 @@ step_graph() {
 # (streamk/streamk.txt; not in the default list).
 step_streamk() {
   mkdir -p "$R/streamk"
-  "$PY" - > "$R/streamk/shapes.txt" <<'PYEOF'
-import json
-seen = []
-for c in ["configs/gpumode-nvfp4-gemm.json", "configs/llm-layers.json"]:
-    for case in json.load(open(c))["cases"]:
-        if "shape" in case:
-            sh = [(case["shape"]["m"], case["shape"]["n"], case["shape"]["k"], case["shape"].get("l", 1))]
-        else:
-            a = case["axes"]; ms = a["m"] if isinstance(a["m"], list) else [a["m"]]
-            sh = [(m, a["n"], a["k"], 1) for m in ms]
-        seen += [s for s in sh if s[0] <= 512 and s not in seen]
-for s in seen: print(*s)
-PYEOF
+  "$PY" scripts/device/shipped_shapes.py --max-m 512 > "$R/streamk/shapes.txt"
   local m n k l pick sk i=0
   while read -r m n k l; do
     i=$((i + 1))

@@ -119,21 +119,7 @@ step_sanitize() {
 }
 
 # Shapes: the shipped sweeps' M = 16 cases.
-shipped_m16() {
-  "$PY" - <<'PYEOF'
-import json
-seen = []
-for c in ["configs/gpumode-nvfp4-gemm.json", "configs/llm-layers.json"]:
-    for case in json.load(open(c))["cases"]:
-        if "shape" in case:
-            sh = [(case["shape"]["m"], case["shape"]["n"], case["shape"]["k"], case["shape"].get("l", 1))]
-        else:
-            a = case["axes"]; ms = a["m"] if isinstance(a["m"], list) else [a["m"]]
-            sh = [(m, a["n"], a["k"], 1) for m in ms]
-        seen += [s for s in sh if s[0] == 16 and s not in seen]
-for s in seen: print(*s)
-PYEOF
-}
+shipped_m16() { "$PY" scripts/device/shipped_shapes.py --m 16; }
 
 # The table of a step's reports: per shape the old and the new path, peers where timed.
 table() {

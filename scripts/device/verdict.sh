@@ -19,7 +19,7 @@
 #           the other (modes-before.txt): the honest timings side by side
 #   trees   revisions side by side, in turns: each of $TREES (default "b4f99c4 f4171ad 3b4ab8a
 #           HEAD"; HEAD is this working tree) built from `git archive` (or $TREE_TGZ_DIR/REV.tgz)
-#           into /tmp/nvfp4-tree-REV, sm90 beside cublaslt-f16 at 128x7168x2048, 16x576x7168 and
+#           into /tmp/nvfp4-tree-REV-build, sm90 beside cublaslt-f16 at 128x7168x2048, 16x576x7168 and
 #           128x7168x16384, cold and graph, plus this tree with --audit-streams, and the default
 #           problem (`nvfp4bench` with no options) of each, TREE_ROUNDS rounds (default 2;
 #           3 for the default problem): trees.txt, one line per run (median, wall per sample)
@@ -73,15 +73,7 @@ for path in sys.argv[1:]:
 PYEOF
 }
 
-step_old() {
-  local src=/tmp/nvfp4-old; rm -rf "$src"; mkdir -p "$src"
-  if git cat-file -e "$OLD_REV^{commit}" 2>/dev/null; then git archive "$OLD_REV" | tar x -C "$src"
-  elif [[ -n ${OLD_TGZ:-} ]]; then tar xzf "$OLD_TGZ" -C "$src"
-  else echo "old: $OLD_REV is not in this .git and OLD_TGZ is not set"; return 1; fi
-  cmake -S "$src" -B build-old -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVFP4_BUILD_TESTS=OFF \
-    -DNVFP4_CUDA_ARCHS=90a-real -DNVFP4_PYTHON_KERNELS=OFF -DNVFP4_REVISION="$OLD_REV" > "$R/old-cmake.log" 2>&1 || return 1
-  cmake --build build-old -j"$(nproc)" --target nvfp4bench > "$R/old-build.log" 2>&1 || { grep -m5 -A8 error "$R/old-build.log"; return 1; }
-}
+step_old() { tree_bin "$OLD_REV" build-old "${OLD_TGZ:-}"; }
 
 summarize_old() {  # the old tool's reports: host time where it had one, no verdict
   "$PY" - "$@" <<'PYEOF'
@@ -185,23 +177,26 @@ step_cheats() {
   done
 }
 
-tree_bin() {  # REV -> path of its nvfp4bench, built if needed (HEAD: this tree)
-  local rev=$1 src=/tmp/nvfp4-tree-$1 b=/tmp/nvfp4-tree-$1-build
-  [[ $rev == HEAD ]] && src=.
-  if [[ $rev != HEAD ]]; then
+# Builds revision REV's nvfp4bench into BUILD (HEAD: this working tree), from `git archive` or,
+# where this .git lacks the commit, the archive TGZ (default $TREE_TGZ_DIR/REV.tgz).
+tree_bin() {  # REV BUILD [TGZ]
+  local rev=$1 b=$2 tgz=${3:-${TREE_TGZ_DIR:-.}/$1.tgz} src=/tmp/nvfp4-src-$1
+  if [[ $rev == HEAD ]]; then src=.
+  else
     rm -rf "$src"; mkdir -p "$src"
     if git cat-file -e "$rev^{commit}" 2>/dev/null; then git archive "$rev" | tar x -C "$src"
-    elif [[ -f ${TREE_TGZ_DIR:-.}/$rev.tgz ]]; then tar xzf "${TREE_TGZ_DIR:-.}/$rev.tgz" -C "$src"
-    else echo "trees: $rev is not in this .git and ${TREE_TGZ_DIR:-.}/$rev.tgz is missing" >&2; return 1; fi
+    elif [[ -f $tgz ]]; then tar xzf "$tgz" -C "$src"
+    else echo "$rev is not in this .git and $tgz is missing" >&2; return 1; fi
   fi
   cmake -S "$src" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVFP4_BUILD_TESTS=OFF -DNVFP4_WERROR=OFF \
-    -DNVFP4_CUDA_ARCHS=90a-real -DNVFP4_PYTHON_KERNELS=OFF -DNVFP4_REVISION="$rev" > "$R/tree-$rev-cmake.log" 2>&1 &&
-    cmake --build "$b" -j5 --target nvfp4bench > "$R/tree-$rev-build.log" 2>&1 || { echo "trees: $rev did not build" >&2; return 1; }
+    -DNVFP4_CUDA_ARCHS=90a-real -DNVFP4_PYTHON_KERNELS=OFF -DNVFP4_REVISION="$rev" > "$R/build-$rev-cmake.log" 2>&1 &&
+    cmake --build "$b" -j"${TREE_JOBS:-$(nproc)}" --target nvfp4bench > "$R/build-$rev.log" 2>&1 ||
+    { echo "$rev did not build" >&2; grep -m5 -A8 error "$R/build-$rev.log" >&2; return 1; }
 }
 
 step_trees() {
   local revs=(${TREES:-b4f99c4 f4171ad 3b4ab8a HEAD}) rev r shape mode f extra
-  for rev in "${revs[@]}"; do tree_bin "$rev" & done
+  for rev in "${revs[@]}"; do TREE_JOBS=5 tree_bin "$rev" "/tmp/nvfp4-tree-$rev-build" & done
   wait
   med() { "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"][0]; k=c["kernel_timing"]; print("%s %.2f us n=%d wall/sample %.3f ms" % (c["disposition"], k["stats"]["median_us"], k["stats"]["count"], k["sampling_s"]/max(1,k["attempts"])*1e3))' "$1" 2>/dev/null || echo "no report"; }
   : > "$R/trees.txt"

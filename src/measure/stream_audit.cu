@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
