@@ -24,7 +24,8 @@
 #             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
 #             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path where M <= kStreamChosenMaxM, once set)
 #   readme    README.md for a results folder from what the steps above left: the exact commands,
-#             the per-target table of issue 47 (also run at the end of every call)
+#             the per-target table of issue 47 (also run at the end of every call; SMALLM_REV
+#             names the revision where this is not the tree that ran)
 # Usage, from the repository root: OUT=out bash scripts/device/smallm.sh [STEP ...]
 # (default: build sass tests time graph sanitize tests-fused spots). Every step stops where BUDGET_S seconds
 # (default 450) since the start have passed, saying so; the archive is written whatever happened.
@@ -216,7 +217,7 @@ step_sweeps() {
 
 # README.md of a results folder: the commands, and the issue's targets against what was measured.
 step_readme() {
-  "$PY" - "$R" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" > "$R/README.md" <<'PYEOF'
+  "$PY" - "$R" "${SMALLM_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$R/README.md" <<'PYEOF'
 import json, math, os, re, sys
 R, rev = sys.argv[1:3]
 def read(name):
@@ -240,7 +241,8 @@ def ok(v, cond):
         return "met" if cond(float(v)) else "NOT met"
     except ValueError:
         return "-"
-print(f"""# The sm90 streaming path for small M (issue 47), on one H200
+gpu = (read("smi.txt").split(",")[0].strip() or "GPU not recorded")
+print(f"""# The sm90 streaming path for small M (issue 47), on one {gpu}
 
 Revision {rev}. From the repository root on the device:
 

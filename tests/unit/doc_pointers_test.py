@@ -129,7 +129,7 @@ def broken_pointers(root):
 RESULTS = os.path.join("bench", "results")
 # A results path: bench/results/MACHINE/NAME[/REST], or relative from docs/ (../bench/results/...)
 # or from bench/*.md (results/...). A `git show COMMIT:` citation before it is history, not a pointer.
-RESULTS_PTR = re.compile(r"(?<![\w.-])((?:\.\./)*(?:bench/)?)results/(h200|cpu)/([A-Za-z0-9_.-]+)((?:/[A-Za-z0-9_.*-]+)*)/?")
+RESULTS_PTR = re.compile(r"(?<![\w.-])((?:\.\./)*(?:bench/)?)results/(h200|h100|cpu)/([A-Za-z0-9_.-]+)((?:/[A-Za-z0-9_.*-]+)*)/?")
 CITED = re.compile(r"[0-9a-f]{7,40}:(?:\.\./)*(?:bench/)?$")
 TABLE_ROW = re.compile(r"^\|\s*\[([^\]]+)\]\(([A-Za-z0-9_.-]+)/(?:README\.md)?\)\s*\|")
 MACHINE_PATH = re.compile(r"(?<![\w.])/root/|(?<![\w.])/home/[A-Za-z_][\w-]*|(?<![\w.])/tmp/tmp\.|(?<![\w.$])/work/[\w.-]+")
