@@ -23,6 +23,10 @@
 #   sweeps    (not in the default list: a second call, ~5-8 minutes) both shipped sweeps
 #             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
 #             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path where M <= kStreamChosenMaxM, once set)
+#   ncu       (not in the default list, ~1 minute) ncu of the path's kernel at 16x57344x8192, pinned:
+#             speed of light, memory, warp states, scheduler, occupancy (ncu-details.csv, the
+#             headline metrics in ncu.txt) and the SASS lines with the most stall samples
+#             (ncu-lines.txt, scripts/device/ncu_stalls.py)
 #   readme    README.md for a results folder from what the steps above left: the exact commands,
 #             the per-target table of issue 47 (also run at the end of every call; SMALLM_REV
 #             names the revision where this is not the tree that ran)
@@ -213,6 +217,22 @@ step_sweeps() {
       --overwrite --progress lines > "$R/sweeps/$c.log" 2>&1
     say "sweep $c rc=$? $(grep -E '^sweep: [0-9]' "$R/sweeps/$c.log" | tail -1)"
   done
+}
+
+step_ncu() {
+  local rep=$R/ncu
+  timeout $(( $(left) < 150 ? $(left) : 150 )) ncu --clock-control none --kernel-name regex:stream_kernel --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SourceCounters \
+    --section SchedulerStats --section Occupancy --section LaunchStats -o "$rep" -f \
+    $BIN --kernel sm90 --kernel-config "$(stream_cfg 16 57344 8192 1)" --m 16 --n 57344 --k 8192 --iters 3 --warmup 0 \
+    > "$rep.log" 2>&1 || { say "ncu: FAIL (ncu.log)"; return 1; }
+  ncu -i "$rep.ncu-rep" --page details --csv > "$R/ncu-details.csv"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$R/ncu-source.csv"
+  "$PY" scripts/device/ncu_stalls.py "$R/ncu-source.csv" | sort -k2 -n -r | head -60 > "$R/ncu-lines.txt"
+  grep -E '"(Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per Thread|Issue Slots Busy|No Eligible|Eligible Warps Per Scheduler|Active Warps Per Scheduler|Warp Cycles Per Issued Instruction|L2 Hit Rate|Mem Busy|Max Bandwidth)"' \
+    "$R/ncu-details.csv" | cut -d, -f12- > "$R/ncu.txt"
+  rm -f "$rep.ncu-rep" "$R/ncu-source.csv"
+  say "ncu: $(tr '\n' ' ' < "$R/ncu.txt" | cut -c1-400)"
 }
 
 # README.md of a results folder: the commands, and the issue's targets against what was measured.
