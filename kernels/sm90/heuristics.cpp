@@ -314,34 +314,20 @@ TwoPhaseConfig choose_two_phase(const Shape& s, int sms, const CostModels& m) {
 // share B; the two-phase one pays one decode pass over A and B and then runs the fp16 mainloop
 // at its full rate, which wins at large M, and at M = 1024 where its narrower tiles fill the SMs
 // (N = 576, 1536).
-namespace {
-// The streaming path's units (16-row panels of B by groups of 256 K): stream_plan.hpp.
-int64_t stream_units(const Shape& s) {
-  return s.l * ceil_div(s.n, int64_t(kStreamPanelRows)) * std::max<int64_t>(1, s.k / kStreamGroupK);
-}
-}  // namespace
-
 StreamConfig stream_candidate(const Shape& s, int sms) {
   StreamConfig c;
   c.m_tile = s.m <= 8 ? 8 : s.m <= 16 ? 16 : 32;
   c.warps = stream_warps(c.m_tile);
   // one CTA an SM, fewer where there are fewer units than that many CTAs' warps (each CTA
   // decodes its slices of A and joins the grid's barrier: idle ones only cost)
-  const int64_t units = stream_units(s);
+  const int64_t units = s.l * ceil_div(s.n, int64_t(kStreamPanelRows)) * std::max<int64_t>(1, s.k / kStreamGroupK);
   c.ctas = static_cast<int>(std::clamp<int64_t>(ceil_div(units, int64_t(c.warps)), 1, std::max(1, sms)));
   if (!stream_shape_error(s, c).empty()) c.m_tile = 0;
   return c;
 }
 
-bool stream_chosen(const Shape& s, int sms) {
-  if (s.m > kStreamChosenMaxM) return false;
-  const StreamConfig c = stream_candidate(s, sms);
-  return c.m_tile != 0 && stream_units(s) >= kStreamChosenMinUnitsPerWarp * c.warps * int64_t(c.ctas) &&
-         c.ctas == sms;
-}
-
 Config choose_config(const Shape& s, int sms, Path path, const CostModels& m) {
-  if (path == Path::Stream || (path == Path::Auto && stream_chosen(s, sms))) {
+  if (path == Path::Stream || (path == Path::Auto && s.m <= kStreamChosenMaxM)) {
     Config st;
     st.path = Path::Stream;
     st.stream = stream_candidate(s, sms);

@@ -71,15 +71,12 @@ TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count, const CostModels& 
 // shape (stream_shape_error).
 StreamConfig stream_candidate(const Shape& s, int sm_count);
 
-// Auto takes the streaming path ahead of both cost models (it has no fitted model yet) where it
-// runs the shape, M <= kStreamChosenMaxM, every SM has a CTA and every warp at least
-// kStreamChosenMinUnitsPerWarp units (stream_chosen). Set from the spots of
-// scripts/device/smallm.sh (docs/kernels.md, the streaming path): at M <= 8 it was 1.11-1.14x the
-// fused path with 13.6 units a warp, 1.01-1.08x with 3.4, 0.74x with 0.5 (N = 576, half the SMs);
-// at M = 12-32 it was slower everywhere. `--kernel-config 'stream …'` forces it.
-constexpr int64_t kStreamChosenMaxM = 8;
-constexpr int64_t kStreamChosenMinUnitsPerWarp = 4;
-bool stream_chosen(const Shape& s, int sm_count);
+// Auto takes the streaming path wherever it runs the shape and M <= kStreamChosenMaxM, ahead of
+// both cost models: the path has no fitted model yet. 0: never. On its first device runs (an
+// H100, bench/results/h100/sm90-stream) it was slower than the fused path at M = 12-32 and, at
+// M <= 8, 0.94-1.14x of it with no rule of shape that separated its wins from its losses (docs/
+// kernels.md, the streaming path). `--kernel-config 'stream …'` forces it.
+constexpr int64_t kStreamChosenMaxM = 0;
 
 // The registered kernel's choice: the forced path's pick, or (Auto) the streaming path by the
 // rule above, else the path whose model estimates the lower time.

@@ -245,14 +245,13 @@ TEST(Sm90Stream, ConfigurationsAreSpeltParsedAndRefused) {
   for (const Config& x : configurations(Shape{33, 7168, 2048, 1}, Path::Auto, 132)) EXPECT_NE(x.path, Path::Stream);
 }
 
-// Auto takes the streaming path at M <= kStreamChosenMaxM where it runs the shape and its CTAs
-// fill the GPU (not at N = 576: 63 CTAs), else what it took before (the fused or two-phase path
-// by their models); forced, it picks its tile and CTAs.
+// Auto takes the streaming path at M <= kStreamChosenMaxM where it runs the shape, else what it
+// took before (the fused or two-phase path by their models); forced, it picks its tile and CTAs.
 TEST(Sm90Stream, ChosenAtSmallMWhereItRuns) {
   for (int64_t m = 1; m <= 40; ++m)
     for (const Shape s : {Shape{m, 7168, 16384, 1}, Shape{m, 576, 7168, 1}, Shape{m, 57344, 8192, 1}}) {
       const Config c = choose_config(s, 132);
-      EXPECT_EQ(c.path == Path::Stream, m <= kStreamChosenMaxM && s.n != 576) << m << "x" << s.n;
+      EXPECT_EQ(c.path == Path::Stream, m <= kStreamChosenMaxM) << m;
       if (m <= 16) {
         const Config f = choose_config(s, 132, Path::Stream);
         ASSERT_EQ(f.path, Path::Stream) << m;
@@ -264,9 +263,4 @@ TEST(Sm90Stream, ChosenAtSmallMWhereItRuns) {
     }
   // K not a multiple of 256: the fused path as before
   EXPECT_EQ(choose_config(Shape{16, 7168, 320, 1}, 132).path, Path::Fused);
-  // every SM a CTA but fewer than 4 units a warp: 128 panels x 64 groups = 8192 units for 2112
-  // warps (3.9 a warp) is not taken, twice that is
-  EXPECT_FALSE(stream_chosen(Shape{8, 2048, 16384, 1}, 132));
-  EXPECT_TRUE(stream_chosen(Shape{8, 4096, 16384, 1}, 132));
-  EXPECT_FALSE(stream_chosen(Shape{9, 4096, 16384, 1}, 132));
 }
