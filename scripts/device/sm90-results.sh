@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sm90 kernel's evidence on an H200 (bench/results/h200/sm90-standing/README.md, replaced in place):
-#   build       the sm90-only preset with ptxas -v; SASS counts of the two-phase objects
+#   build       the sm90-only preset with ptxas -v; SASS counts of the two-phase objects, and the
+#               fused consumer chain per K block (bench/sm90_fused_count.py: chain_count.txt)
 #   tests       ctest -L gpu (every sm90 path and tile, references, peers, measurement);
 #               TESTS_REGEX=RE runs only the GPU tests it matches
 #   paths       both shipped sweep configs with the two paths forced (sm90-fused, sm90-2phase;
@@ -84,6 +85,8 @@ step_build() {
   obj=$(find build-sm90 -name 'fused.cu.o' -path '*nvfp4_sm90*' | head -1)
   cuobjdump --dump-sass "$obj" > "$sass"
   echo "fused objects: HGMMA $(grep -c HGMMA "$sass"), LDL $(grep -c LDL "$sass"), STL $(grep -c STL "$sass"), UBLKCP $(grep -c UBLKCP "$sass"), UTMALDG $(grep -c UTMALDG "$sass"), UTMASTG $(grep -c UTMASTG "$sass")" | tee -a "$R/sass_counts.txt"
+  # issue 48's count: the fused consumer's chain per K block, from this SASS (chain_count.txt)
+  "$PY" bench/sm90_fused_count.py --check "$sass" | tee "$R/chain_count.txt"
 }
 
 step_tests() {
