@@ -18,7 +18,9 @@
 // exact CPU sum; the Normal distribution is checked with rtol = atol = 1e-3 (fp32 order differs).
 // Timing: cold (a 2x L2 memset before each sample, as src/measure does), CUDA events around one
 // launch, median of the samples.
-// Usage: build/sm90_stream_bench [samples, default 30]   (sm_90a; NVFP4_BUILD_BENCH=ON)
+// Usage: build/sm90_stream_bench [samples, default 30] [feed]   (sm_90a; NVFP4_BUILD_BENCH=ON)
+// `feed` adds the feed variants (below: the loads alone, bytes in flight by register buffers or a
+// shared-memory ring filled by cp.async) at 16x57344x8192.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -282,6 +284,105 @@ __global__ void __launch_bounds__(kW * 32, 1) stream_kernel(const Params q) {
     const uint32_t x = fold ^ (fold2 * 3u);
     if (x == 0x9E3779B9u) q.sink[gw] = x;  // practically never: keeps the folds, so the work, alive
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Feed variants (the path's first device run: its warps wait for B; bench/notes-sm90-stream.md):
+// the loads alone over the same warp-granular split (units = panel x group, whole K), with a
+// warp's bytes in flight set two ways - kDepth register buffers (today's loop: 3), or a per-warp
+// ring of kDepth groups in shared memory filled by cp.async (no registers held while in flight) -
+// to see how many bytes a warp must keep in flight and whether registers are what limits it.
+enum Feed { kRegs = 0, kAsync = 1 };
+constexpr int kFeedSlotBytes = 16 * kGroupRowBytes + 16 * kGroupRowScales;  // codes, then scales
+
+template <int kK>
+__device__ __forceinline__ void feed_ptrs(const Params& q, int64_t u, int g, int c, const uint8_t*& cp,
+                                          const uint8_t*& sp) {
+  constexpr int kG = kK / kGroupK;
+  const int64_t row = (u / kG) * 16 + g;
+  const int gl = static_cast<int>(u % kG);
+  cp = q.b + row * (kK / 2) + gl * kGroupRowBytes + 16 * c;
+  sp = q.sfb + row * (kK / 16) + gl * kGroupRowScales + 2 * c;
+}
+
+__device__ __forceinline__ uint32_t fold_buf(const Buf& b) {
+  return b.g0.x ^ b.g0.y ^ b.g0.z ^ b.g0.w ^ b.g1.x ^ b.g1.y ^ b.g1.z ^ b.g1.w ^ b.h0.x ^ b.h0.y ^ b.h0.z ^
+         b.h0.w ^ b.h1.x ^ b.h1.y ^ b.h1.z ^ b.h1.w ^ b.sg0 ^ b.sg1 ^ b.sh0 ^ b.sh1;
+}
+
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+
+template <int kMode, int kK, int kW, int kDepth>
+__global__ void __launch_bounds__(kW * 32, 1) feed_kernel(const Params q) {
+  extern __shared__ __align__(16) uint8_t ring[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  const int64_t total_warps = int64_t(gridDim.x) * kW, gw = int64_t(blockIdx.x) * kW + warp;
+  const int64_t u0 = gw * q.units / total_warps, u1 = (gw + 1) * q.units / total_warps;
+  const int n = static_cast<int>(u1 - u0);
+  constexpr int kRowStride = 8 * (kK / 2);
+  uint32_t fold = 0;
+  if constexpr (kMode == kRegs) {
+    Buf b[kDepth];
+    const uint8_t *cp, *sp;
+#pragma unroll
+    for (int j = 0; j < kDepth - 1; ++j)
+      if (j < n) {
+        feed_ptrs<kK>(q, u0 + j, g, c, cp, sp);
+        streamloop::load_group(b[j], cp, sp, kRowStride, kRowStride / 8);
+      }
+    for (int i = 0; i < n; i += kDepth) {
+#pragma unroll
+      for (int j = 0; j < kDepth; ++j) {  // unrolled: every buffer index is a constant
+        if (i + j >= n) break;
+        if (i + j + kDepth - 1 < n) {
+          feed_ptrs<kK>(q, u0 + i + j + kDepth - 1, g, c, cp, sp);
+          streamloop::load_group(b[(j + kDepth - 1) % kDepth], cp, sp, kRowStride, kRowStride / 8);
+        }
+        fold ^= fold_buf(b[j]);
+      }
+    }
+  } else {
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ring)) + warp * kDepth * kFeedSlotBytes;
+    auto issue = [&](int64_t u, int slot) {
+      const uint8_t *cp, *sp;
+      feed_ptrs<kK>(q, u, g, c, cp, sp);
+      const uint32_t d = base + slot * kFeedSlotBytes;
+      cp_async16(d + g * kGroupRowBytes + 16 * c, cp);
+      cp_async16(d + g * kGroupRowBytes + 16 * (c + 4), cp + 64);
+      cp_async16(d + (g + 8) * kGroupRowBytes + 16 * c, cp + kRowStride);
+      cp_async16(d + (g + 8) * kGroupRowBytes + 16 * (c + 4), cp + kRowStride + 64);
+      if (c == 0) {  // the rows' 16 scale bytes
+        cp_async16(d + 16 * kGroupRowBytes + g * kGroupRowScales, sp);
+        cp_async16(d + 16 * kGroupRowBytes + (g + 8) * kGroupRowScales, sp + kRowStride / 8);
+      }
+    };
+    for (int j = 0; j < kDepth - 1; ++j) {
+      if (j < n) issue(u0 + j, j);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (int i = 0; i < n; ++i) {
+      if (i + kDepth - 1 < n) issue(u0 + i + kDepth - 1, (i + kDepth - 1) % kDepth);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+      asm volatile("cp.async.wait_group %0;" ::"n"(kDepth - 1) : "memory");
+      __syncwarp();
+      const uint8_t* slot = ring + (warp * kDepth + i % kDepth) * kFeedSlotBytes;
+      Buf b;
+      b.g0 = *reinterpret_cast<const uint4*>(slot + g * kGroupRowBytes + 16 * c);
+      b.g1 = *reinterpret_cast<const uint4*>(slot + g * kGroupRowBytes + 16 * (c + 4));
+      b.h0 = *reinterpret_cast<const uint4*>(slot + (g + 8) * kGroupRowBytes + 16 * c);
+      b.h1 = *reinterpret_cast<const uint4*>(slot + (g + 8) * kGroupRowBytes + 16 * (c + 4));
+      const uint8_t* sc = slot + 16 * kGroupRowBytes;
+      b.sg0 = *reinterpret_cast<const uint16_t*>(sc + g * kGroupRowScales + 2 * c);
+      b.sg1 = *reinterpret_cast<const uint16_t*>(sc + g * kGroupRowScales + 8 + 2 * c);
+      b.sh0 = *reinterpret_cast<const uint16_t*>(sc + (g + 8) * kGroupRowScales + 2 * c);
+      b.sh1 = *reinterpret_cast<const uint16_t*>(sc + (g + 8) * kGroupRowScales + 8 + 2 * c);
+      fold ^= fold_buf(b);
+      __syncwarp();  // every lane has read the slot before the next issue refills it
+    }
+  }
+  if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
 }
 
 // The reference: one thread per output, dequantize, fp32 dot in K order, one rounding to fp16.
@@ -551,6 +652,63 @@ bool run_shape(const Device& d, int n, int samples) {
   return ref_bad == 0 && ok_first && ok_after && ok_n;
 }
 
+// The feed variants at one shape (K = kK): median us and TB/s of B, each beside the others.
+template <int kMode, int kK, int kW, int kDepth>
+void feed_row(const Device& d, Case& cs) {
+  Params q{};
+  q.b = cs.t.b.get<uint8_t>();
+  q.sfb = cs.t.sfb.get<uint8_t>();
+  q.sink = cs.sink;
+  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
+  const size_t smem = kMode == kAsync ? size_t(kW) * kDepth * kFeedSlotBytes : 0;
+  auto k = feed_kernel<kMode, kK, kW, kDepth>;
+  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  cudaFuncAttributes fa{};
+  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
+  int blocks = 0;
+  NVFP4_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, kW * 32, smem));
+  const unsigned grid = static_cast<unsigned>(d.sms);
+  const auto launch = [&] {
+    k<<<grid, kW * 32, smem>>>(q);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  };
+  const float us = blocks < 1 ? NAN : median_us(d, launch, 30, nullptr, 0);
+  const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
+  const double kb_in_flight = double(kW) * (kDepth - 1) * 16 * (kGroupRowBytes + kGroupRowScales) / 1024;
+  std::printf("  %-6s warps %2d depth %2d: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B, "
+              "smem %3zu KB%s)\n",
+              kMode == kRegs ? "regs" : "async", kW, kDepth, us, b_bytes / (us * 1e-6) / 1e12, kb_in_flight,
+              fa.numRegs, size_t(fa.localSizeBytes), smem / 1024, blocks < 1 ? ", DOES NOT FIT" : "");
+}
+
+bool run_feed(const Device& d, int samples) {
+  (void)samples;
+  constexpr int kK = 8192, kN = 57344;
+  Case cs{Shape3{kN, kK}, {}, nullptr, nullptr, nullptr, nullptr};
+  cs.t.allocate(Shape{kM, kN, kK, 1});
+  NVFP4_CUDA_CHECK(cudaMalloc(&cs.sink, size_t(d.sms) * 32 * 4));
+  Problem p;
+  p.shape = Shape{kM, kN, kK, 1};
+  p.seed = 3;
+  generate_device(p, cs.t, nullptr);
+  NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+  std::printf("\nfeed at 16x%dx%d, the loads alone (B codes + scales, %.1f MB), cold, 30 samples:\n", kN, kK,
+              (double(kN) * kK / 2 + double(kN) * kK / 16) / 1e6);
+  feed_row<kRegs, kK, 16, 3>(d, cs);  // today's loop
+  feed_row<kRegs, kK, 16, 4>(d, cs);
+  feed_row<kRegs, kK, 8, 6>(d, cs);
+  feed_row<kRegs, kK, 8, 8>(d, cs);
+  feed_row<kRegs, kK, 32, 2>(d, cs);
+  feed_row<kAsync, kK, 16, 3>(d, cs);
+  feed_row<kAsync, kK, 16, 4>(d, cs);
+  feed_row<kAsync, kK, 16, 6>(d, cs);
+  feed_row<kAsync, kK, 8, 8>(d, cs);
+  feed_row<kAsync, kK, 8, 12>(d, cs);
+  feed_row<kAsync, kK, 32, 3>(d, cs);
+  NVFP4_CUDA_CHECK(cudaFree(cs.sink));
+  return true;
+}
+
 }  // namespace nvfp4::sm90::streambench
 
 int main(int argc, char** argv) {
@@ -581,6 +739,7 @@ int main(int argc, char** argv) {
     ok &= run_shape<8192, 16>(d, 57344, samples);
     ok &= run_shape<16384, 16>(d, 7168, samples);
     ok &= run_shape<7168, 16>(d, 576, samples);
+    if (argc > 2 && std::string(argv[2]) == "feed") run_feed(d, samples);
     NVFP4_CUDA_CHECK(cudaFree(d.flush));
     std::printf("\n%s\n", ok ? "PASS: every check" : "FAIL: see the lines above");
     return ok ? 0 : 1;
