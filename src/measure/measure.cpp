@@ -127,6 +127,16 @@ void note_hold(Measurement& m, const StreamHold& hold, const std::string& what) 
 
 }  // namespace
 
+std::string held_host_time_failure(double host_us_median, double window_us_median) {
+  if (host_us_median <= kMaxHeldHostUs || host_us_median <= kMaxHeldHostRatio * window_us_median) return "";
+  return fmt::format(
+      "work outside the timed stream: run() spent a median {:.0f} us on the host per call while the "
+      "stream was held, {:.0f}x its timed GPU work of {:.2f} us (more than {:.0f} us and {:.0f}x): what a "
+      "call does on the host, or the copies it waits for, is not in the timing",
+      host_us_median, host_us_median / std::max(window_us_median, 1e-3), window_us_median, kMaxHeldHostUs,
+      kMaxHeldHostRatio);
+}
+
 Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per_copy,
                            const MeasureOptions& opt, const DeviceTimer& timer,
                            const SampleHooks* hooks) {
@@ -236,6 +246,10 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
   if (timer.audit) timer.audit->begin();
   sample_loop(m, opt, warm, take, ClockPolicy{timer.default_clock_mhz, opt.min_clock_fraction},
               steady_seconds);
+  // Every sample held (a timed-out hold times the rest with the host inside the window): the host
+  // time per call against the window.
+  if (m.stream_held && m.holds_timed_out == 0 && m.isolation_failure.empty() && m.host_call.count > 0)
+    m.isolation_failure = held_host_time_failure(m.host_call.median, m.stats.median);
   if (m.stream_held) {
     // One more hold: a kernel of the last sample still running elsewhere shows in its skew.
     hold.hold(st);

@@ -118,6 +118,16 @@ class VerdictStop : public Error {
 constexpr double kMaxHoldStartSkewUs = 50;
 constexpr double kMaxHoldGapUs = 500;
 
+// The host time of a held call is outside the window by design (its enqueue). A call that spends
+// more than kMaxHeldHostUs on the host AND more than kMaxHeldHostRatio times its timed GPU work
+// is doing the work there - computing on the CPU, or waiting for copies of the operands it made
+// on another stream (the hold occupies the SMs, not the copy engines) - and the window leaves it
+// out. Honest calls are far below both: a GPU kernel's enqueue takes microseconds, a Python call's
+// tens to hundreds. "" where the medians are within either bound, else the failure line.
+constexpr double kMaxHeldHostUs = 1000;
+constexpr double kMaxHeldHostRatio = 20;
+std::string held_host_time_failure(double host_us_median, double window_us_median);
+
 // Writes a buffer of twice the L2 size before each cold sample so no operand stays cached;
 // persisting L2 lines (cudaAccessPolicyWindow) are reset to normal first, where supported.
 class L2Flusher {

@@ -24,20 +24,29 @@
 //   host-wait     the GEMM on a stream of its own, cudaStreamSynchronize'd inside run(), then an
 //                 empty kernel on the tool's stream: work the host waits for, outside the timed
 //                 stream (it synchronizes: it cannot be captured in a graph)
+//   host-work     the GEMM on the CPU: the operands copied to pinned host memory on a stream of
+//                 its own (copy engines: a hold of the SMs does not stop them), C computed there
+//                 (example_gemm.hpp's host_gemm) and copied back on the tool's stream, so the
+//                 window holds one small copy. After the first call the tool's stream is held
+//                 and no event on it can say when its fresh operands are written: it waits 2 ms
+//                 on the host first, ample for the generator at the test's shapes
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "examples/plugins/example_gemm.hpp"
 #include "nvfp4bench/plugin.h"
 
 namespace {
 
-enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, OtherStream, HostWait };
+enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, OtherStream, HostWait, HostWork };
 
 constexpr int kSlots = 4;     // content-memo's cached outputs
 constexpr int kKeyWords = 9;  // fingerprint, 4 addresses, m, n, k, l
@@ -64,8 +73,9 @@ struct State {
   unsigned long long* hits_host = nullptr;  // content-memo: the device's hit count, mapped
   unsigned long long* hits_dev = nullptr;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, uint16_t*> outputs;  // content-memo
-  cudaStream_t side = nullptr;  // other-stream, host-wait
+  cudaStream_t side = nullptr;  // other-stream, host-wait, host-work
   cudaEvent_t ready = nullptr;
+  uint8_t* pinned = nullptr;    // host-work: A, B, SFA, SFB, C in pinned host memory
 };
 
 __device__ unsigned long long mix(unsigned long long z) {
@@ -185,7 +195,7 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
     CHEAT_CUDA(cudaMalloc(&st.dev, sizeof(DeviceState)));
     CHEAT_CUDA(cudaMemsetAsync(st.dev, 0, sizeof(DeviceState), s));
   }
-  if (!st.side && (st.cheat == Cheat::OtherStream || st.cheat == Cheat::HostWait)) {
+  if (!st.side && (st.cheat == Cheat::OtherStream || st.cheat == Cheat::HostWait || st.cheat == Cheat::HostWork)) {
     CHEAT_CUDA(cudaStreamCreateWithFlags(&st.side, cudaStreamNonBlocking));
     CHEAT_CUDA(cudaEventCreateWithFlags(&st.ready, cudaEventDisableTiming));
   }
@@ -251,6 +261,35 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
       CHEAT_CUDA(cudaStreamSynchronize(st.side));  // the host waits, inside the call
       nothing<<<1, 1, 0, s>>>();
       break;
+    case Cheat::HostWork: {
+      const size_t ab = size_t(p->l * p->m * p->k / 2), bb = size_t(p->l * p->n * p->k / 2);
+      const size_t sizes[5] = {ab, bb, ab / 8, bb / 8, bytes};
+      const uint8_t* from[4] = {o->a, o->b, o->sfa, o->sfb};
+      if (!st.pinned) CHEAT_CUDA(cudaMallocHost(&st.pinned, ab + bb + ab / 8 + bb / 8 + bytes));
+      if (call == 0) {
+        CHEAT_CUDA(cudaEventRecord(st.ready, s));
+        CHEAT_CUDA(cudaStreamWaitEvent(st.side, st.ready, 0));
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      uint8_t* at[5];
+      size_t off = 0;
+      for (int i = 0; i < 5; ++i) {
+        at[i] = st.pinned + off;
+        off += sizes[i];
+        if (i < 4) CHEAT_CUDA(cudaMemcpyAsync(at[i], from[i], sizes[i], cudaMemcpyDeviceToHost, st.side));
+      }
+      CHEAT_CUDA(cudaStreamSynchronize(st.side));
+      nvfp4bench_operands h = *o;
+      h.a = at[0];
+      h.b = at[1];
+      h.sfa = at[2];
+      h.sfb = at[3];
+      h.c = reinterpret_cast<uint16_t*>(at[4]);
+      nvfp4_example::host_gemm(*p, h, p->m);
+      CHEAT_CUDA(cudaMemcpyAsync(o->c, at[4], bytes, cudaMemcpyHostToDevice, s));
+      break;
+    }
   }
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
     snprintf(msg, size, "launch failed: %s", cudaGetErrorString(e));
@@ -263,7 +302,7 @@ size_t flag_bytes(void*, const nvfp4bench_problem*) { return sizeof(int); }
 
 State kLazy{Cheat::Lazy}, kMemo{Cheat::Memo}, kMemoShape{Cheat::MemoShape}, kFast{Cheat::Fast},
     kContentMemo{Cheat::ContentMemo}, kCount{Cheat::Count}, kRandom{Cheat::Random},
-    kOtherStream{Cheat::OtherStream}, kHostWait{Cheat::HostWait};
+    kOtherStream{Cheat::OtherStream}, kHostWait{Cheat::HostWait}, kHostWork{Cheat::HostWork};
 
 const nvfp4bench_kernel kKernels[] = {
     {"lazy", "test plugin: right on its first call only", NVFP4BENCH_SPACE_DEVICE, 0, 0, &kLazy,
@@ -284,6 +323,8 @@ const nvfp4bench_kernel kKernels[] = {
      NVFP4BENCH_SPACE_DEVICE, 0, 0, &kOtherStream, nullptr, nullptr, run},
     {"host-wait", "test plugin: its GEMM on a stream of its own, waited for on the host",
      NVFP4BENCH_SPACE_DEVICE, 0, 0, &kHostWait, nullptr, nullptr, run},
+    {"host-work", "test plugin: its GEMM on the CPU, the operands copied on a stream of its own",
+     NVFP4BENCH_SPACE_DEVICE, 0, 0, &kHostWork, nullptr, nullptr, run},
 };
 
 const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,

@@ -15,6 +15,8 @@ them, and the honest kernels keep passing with the checks recorded. One cheat pe
                                                                              or the timed outputs
   host-wait     the GEMM on a stream of its own, waited for on the host   -> timed without the
                 hold, its wait in the window: right, and no faster than the honest GEMM
+  host-work     the GEMM on the CPU, operands copied on a stream of its   -> the isolation check
+  (plugin, torch) own (copy engines), C copied back in the window            (host time per call)
   content-memo  replays an output cached by addresses and a fingerprint   -> nothing to catch:
                 of 64 sampled bytes per operand                              fresh operands make
                                                                              it miss every call,
@@ -232,6 +234,31 @@ def custom_kernel(data):
     return out
 """
 
+
+# The GEMM on the CPU: the operands copied on a stream of its own (copy engines: the hold of the
+# SMs does not stop them), C copied back on the tool's stream, inside the window. A held call has
+# no event on the tool's stream that says when its fresh operands are written: it sleeps 2 ms.
+HOST_WORK = """
+import time
+import torch
+from torch_submission import dequantize
+side = []
+
+
+def custom_kernel(data):
+    a, b, sfa, sfb, _, _, c = data
+    if not side:
+        side.append(torch.cuda.Stream())
+        side[0].wait_stream(torch.cuda.current_stream())  # the first call's operands
+    else:
+        time.sleep(0.002)
+    with torch.cuda.stream(side[0]):
+        qa, qb, sa, sb = (x.to("cpu", non_blocking=True) for x in (a, b, sfa, sfb))
+    side[0].synchronize()
+    out = torch.matmul(dequantize(qa, sa).float(), dequantize(qb, sb).float().transpose(1, 2)).half()
+    c.copy_(out.permute(1, 2, 0).contiguous().pin_memory(), non_blocking=True)
+    return c
+"""
 
 class Verdict(unittest.TestCase):
     ENV = None
@@ -492,6 +519,7 @@ class VerdictGpu(Verdict):
                 address_of="x.data_ptr()"),
             "other_stream": OTHER_STREAM,
             "host_wait": HOST_WAIT,
+            "host_work": HOST_WORK,
         })
         rc, out, err = run("--kernel-py", cls.py("lazy"), "--list", timeout=300)
         line = next((l for l in out.splitlines() if l.split()[:1] == ["py:lazy"]), "")
@@ -575,6 +603,25 @@ class VerdictGpu(Verdict):
                     self.assertIn("work outside the timed stream", c["message"])
                 else:
                     self.timed_with_its_wait(self.plugin("host-wait", mode), self.honest_example_median(mode))
+
+    def test_host_work_plugin_fails_the_isolation_check(self):
+        # Milliseconds on the host per call (copies, a CPU GEMM), one small copy in the window:
+        # the held call's host time against its window. Not in graph mode: it synchronizes.
+        small = ["--m", "32", "--n", "128", "--k", "256"]
+        timing = ["--iters", "5", "--warmup", "1", "--warmup-time", "0"]
+        for mode in ["cold", "hot", "rotate"]:
+            with self.subTest(mode=mode):
+                args = ["--kernel-lib", DEVICE_LIB, "--kernel", "host-work", "--mode", mode, *small, *timing,
+                        *self.batch(mode)]
+                c = self.assert_caught(args, "isolation")
+                self.assertIn("on the host per call while the stream was held", c["message"])
+
+    def test_torch_host_work_fails_the_isolation_check(self):
+        self.need_torch()
+        args = ["--kernel-py", self.py("host_work"), "--kernel", "py:host_work", "--mode", "cold", "--m", "32",
+                "--n", "128", "--k", "256", "--iters", "5", "--warmup", "1", "--warmup-time", "0"]
+        c = self.assert_caught(args, "isolation")
+        self.assertIn("on the host per call while the stream was held", c["message"])
 
     def test_torch_side_stream_not_waited_for_gains_nothing(self):
         # Caught where its GEMM is still running when the gather reads C behind the window. On

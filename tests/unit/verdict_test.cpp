@@ -204,3 +204,18 @@ TEST(Verdict, FailuresMakeAPassedCaseIncorrectInOrder) {
   apply_verdict(r);
   EXPECT_EQ(r.message, "first call wrong");
 }
+
+// A held call's host time against its window (measure.hpp, held_host_time_failure): a GPU
+// kernel's enqueue and a Python call's overhead pass; a call that computes on the CPU or waits for
+// its own copies (milliseconds on the host, microseconds of GPU work) is named, with both figures.
+TEST(HeldHostTime, OnlyHostWorkThatDwarfsTheWindowFails) {
+  EXPECT_EQ(held_host_time_failure(3, 68), "");        // sm90's enqueue
+  EXPECT_EQ(held_host_time_failure(280, 10), "");      // a Python call at a small shape
+  EXPECT_EQ(held_host_time_failure(900, 2), "");       // under the absolute bound
+  EXPECT_EQ(held_host_time_failure(5000, 400), "");    // under the ratio: the window holds its work
+  const std::string f = held_host_time_failure(2500, 3.5);
+  EXPECT_NE(f.find("work outside the timed stream: run() spent a median 2500 us on the host"), std::string::npos) << f;
+  EXPECT_NE(f.find("2500 us"), std::string::npos) << f;
+  EXPECT_NE(f.find("3.50 us"), std::string::npos) << f;
+  EXPECT_NE(held_host_time_failure(kMaxHeldHostUs + 1, 0), "");  // no GPU work at all
+}
