@@ -9,6 +9,10 @@
 //   no-sync   no mbarrier wait or release (the stage index still a runtime value)
 //   static    no barriers and a 3-stage ring whose index is a compile-time value (one stage per
 //             fragment set): the bookkeeping diet's lower bound
+//   static-sync  the kernel's waits and releases kept, on a ring of 6 stages (3 at M tile 256,
+//             where 6 do not fit) whose period divides the loop's unroll, so every stage index,
+//             phase flip and descriptor is a compile-time value: issue 48's chain diet form
+//             (bench/notes-sm90.md, open lead 2) with the barriers it cannot drop
 //   bare      only the loop, loads and stage arithmetic (no decode, no wgmma, no barriers)
 //   unroll12  the kernel's loop unrolled by 12 instead of 3, the kernel's loop body size (about 28
 //             KB of SASS): whether instruction fetch costs the kernel's long body anything
@@ -49,9 +53,15 @@ struct RingCfg {
   static constexpr int kStages = kFit < 16 ? kFit : 16;
 };
 
-enum Variant { kKernel, kNoDec, kNoMma, kNoSync, kStatic, kBare, kUnroll12, kRound2, kRound2NoMma, kVariants };
-const char* const kNames[kVariants] = {"kernel", "no-dec", "no-mma", "no-sync",
-                                       "static", "bare",   "unroll12", "round2", "round2-nomma"};
+enum Variant { kKernel, kNoDec, kNoMma, kNoSync, kStatic, kBare, kUnroll12, kStaticSync, kRound2, kRound2NoMma, kVariants };
+const char* const kNames[kVariants] = {"kernel", "no-dec",   "no-mma",      "no-sync", "static",
+                                       "bare",   "unroll12", "static-sync", "round2",  "round2-nomma"};
+
+// The ring of the fixed-index variants: static 3 stages; static-sync 6 where they fit, else 3.
+template <int MT, int V>
+constexpr int fixed_stages() {
+  return V == kStaticSync && RingCfg<MT>::kFit >= 6 ? 6 : 3;
+}
 
 // The ring in shared memory (ST stages of A, raw B and scales, then full/empty mbarriers), filled
 // once: A = fp16 values near 1, B = arbitrary codes, scales = 1.0 (E4M3 0x38). All threads call
@@ -113,11 +123,12 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace fd = ptx;
   using C = RingCfg<MT>;
-  constexpr bool kDecode = V == kKernel || V == kNoMma || V == kNoSync || V == kStatic || V == kUnroll12;
+  constexpr bool kDecode =
+      V == kKernel || V == kNoMma || V == kNoSync || V == kStatic || V == kUnroll12 || V == kStaticSync;
   constexpr bool kMma = V != kNoMma && V != kBare;
-  constexpr bool kSync = V == kKernel || V == kNoDec || V == kNoMma || V == kUnroll12;
-  constexpr bool kFixed = V == kStatic;
-  constexpr int ST = kFixed ? 3 : C::kStages;
+  constexpr bool kSync = V == kKernel || V == kNoDec || V == kNoMma || V == kUnroll12 || V == kStaticSync;
+  constexpr bool kFixed = V == kStatic || V == kStaticSync;
+  constexpr int ST = kFixed ? fixed_stages<MT, V>() : C::kStages;
   const Ring ring = ring_setup<MT>(ST);
   const uint32_t sA = ring.sA, sB = ring.sB, sS = ring.sS, full = ring.full, empty = ring.empty;
   const int wg = threadIdx.x / 128;
@@ -139,8 +150,15 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
     fd::mbar_arrive(empty + rel * 8);
     if (++rel == ST) rel = 0;
   };
+  // static-sync: the stage loaded is a compile-time value; the phase flips where it wraps to 0
+  // (never for the first block, loaded before the loop).
+  bool first = true;
   auto load_decode = [&](uint32_t(&f)[4][4], int fixed_stage) {
     const int st = kFixed ? fixed_stage : stage;
+    if (kFixed && kSync) {
+      if (st == 0 && !first) phase ^= 1u;
+      first = false;
+    }
     if (kSync) fd::mbar_wait(full + st * 8, phase);
     if (!kFixed && ++stage == ST) {
       stage = 0;
@@ -165,8 +183,10 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
   };
   const long long t0 = clock64();
   int cur = load_decode(fr[0], 0);
+  // next_stage: the stage of block i + 1 (fixed-index variants; the others keep a run-time index)
   auto step = [&](int i, uint32_t(&f)[4][4], uint32_t(&fn)[4][4], int next_stage) {
     fd::fence_regs(f);
+    if (kFixed) cur = (next_stage + ST - 1) % ST;  // block i's stage, a compile-time value
     if (kMma) {
       const uint64_t d0 = make_kmajor_sw128_desc(sA + cur * C::kABytes).pack();
       fd::wgmma_fence();
@@ -176,25 +196,30 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(int nkb, long long* cycles
     }
     if (i + 1 < nkb) cur = load_decode(fn, next_stage);
     if (kMma) fd::wgmma_wait<1>();
-    if (kSync && i >= 1) release_oldest();
+    if (kSync && i >= 1) {
+      if (kFixed) fd::mbar_arrive(empty + ((next_stage + ST - 2) % ST) * 8);  // block i - 1's stage
+      else release_oldest();
+    }
   };
-  constexpr int kUnroll = V == kUnroll12 ? 12 : 3;  // unroll12: the kernel's loop body size
+  // unroll12: the kernel's loop body size; static-sync: one pass of its ring (6 or 3 blocks)
+  constexpr int kUnroll = V == kUnroll12 ? 12 : V == kStaticSync ? ST : 3;
   // (a goto leaves both loops: a flag tested in the inner loop lengthened every variant's chain)
   for (int i = 0;; i += kUnroll) {
 #pragma unroll
     for (int u = 0; u < kUnroll; u += 3) {
-      step(i + u, fr[0], fr[1], 1);
+      step(i + u, fr[0], fr[1], (u + 1) % ST);
       if (i + u + 1 >= nkb) goto done;
-      step(i + u + 1, fr[1], fr[2], 2);
+      step(i + u + 1, fr[1], fr[2], (u + 2) % ST);
       if (i + u + 2 >= nkb) goto done;
-      step(i + u + 2, fr[2], fr[0], 0);
+      step(i + u + 2, fr[2], fr[0], (u + 3) % ST);
       if (i + u + 3 >= nkb) goto done;
     }
   }
 done:
   if (kMma) fd::wgmma_wait<0>();
   fd::fence_regs(acc);
-  if (kSync) release_oldest();
+  if (kSync && kFixed) fd::mbar_arrive(empty + ((nkb - 1) % ST) * 8);  // the last block's stage
+  else if (kSync) release_oldest();
   const long long t1 = clock64();
   if (tid == 0 && cw == 0) cycles[blockIdx.x] = t1 - t0;
   float s = 0.0f;
@@ -339,7 +364,7 @@ __global__ void __launch_bounds__(384, 1) round_kernel(int nkb, long long* cycle
 template <int MT, int V>
 void run_one(int nkb, int sms, long long* d_cycles, float* d_sink) {
   using C = RingCfg<MT>;
-  const int st = V == kStatic ? 3 : C::kStages;
+  const int st = V == kStatic || V == kStaticSync ? fixed_stages<MT, V>() : C::kStages;
   const size_t smem = 1024 + size_t(st) * (C::kABytes + C::kBBytes + C::kSBytes + 16);
   auto k = [] {
     if constexpr (V >= kRound2) return round_kernel<MT, V>;
@@ -385,6 +410,7 @@ void run_all(int nkb, int sms, long long* c, float* s) {
   run_one<MT, kStatic>(nkb, sms, c, s);
   run_one<MT, kBare>(nkb, sms, c, s);
   run_one<MT, kUnroll12>(nkb, sms, c, s);
+  run_one<MT, kStaticSync>(nkb, sms, c, s);
   if constexpr (MT <= 128) {  // three sets of two blocks' fragments beside the accumulators
     run_one<MT, kRound2>(nkb, sms, c, s);
     run_one<MT, kRound2NoMma>(nkb, sms, c, s);
