@@ -606,20 +606,21 @@ class VerdictGpu(Verdict):
 
     def test_host_work_plugin_fails_the_isolation_check(self):
         # Milliseconds on the host per call (copies, a CPU GEMM), one small copy in the window:
-        # the held call's host time against its window. Not in graph mode: it synchronizes.
-        small = ["--m", "32", "--n", "128", "--k", "256"]
+        # the held call's host time against its window. Not in graph mode: it synchronizes. Four
+        # launches a rotate sample, so that a held sample stays well inside the hold's 100 ms.
+        small = ["--m", "16", "--n", "64", "--k", "256"]
         timing = ["--iters", "5", "--warmup", "1", "--warmup-time", "0"]
         for mode in ["cold", "hot", "rotate"]:
             with self.subTest(mode=mode):
                 args = ["--kernel-lib", DEVICE_LIB, "--kernel", "host-work", "--mode", mode, *small, *timing,
-                        *self.batch(mode)]
+                        *(["--batch", "4"] if mode == "rotate" else [])]
                 c = self.assert_caught(args, "isolation")
                 self.assertIn("on the host per call while the stream was held", c["message"])
 
     def test_torch_host_work_fails_the_isolation_check(self):
         self.need_torch()
-        args = ["--kernel-py", self.py("host_work"), "--kernel", "py:host_work", "--mode", "cold", "--m", "32",
-                "--n", "128", "--k", "256", "--iters", "5", "--warmup", "1", "--warmup-time", "0"]
+        args = ["--kernel-py", self.py("host_work"), "--kernel", "py:host_work", "--mode", "cold", "--m", "16",
+                "--n", "64", "--k", "256", "--iters", "5", "--warmup", "1", "--warmup-time", "0"]
         c = self.assert_caught(args, "isolation")
         self.assertIn("on the host per call while the stream was held", c["message"])
 
