@@ -654,7 +654,7 @@ bool run_shape(const Device& d, int n, int samples) {
 
 // The feed variants at one shape (K = kK): median us and TB/s of B, each beside the others.
 template <int kMode, int kK, int kW, int kDepth>
-void feed_row(const Device& d, Case& cs) {
+void feed_row(const Device& d, Case& cs, int samples) {
   Params q{};
   q.b = cs.t.b.get<uint8_t>();
   q.sfb = cs.t.sfb.get<uint8_t>();
@@ -672,7 +672,7 @@ void feed_row(const Device& d, Case& cs) {
     k<<<grid, kW * 32, smem>>>(q);
     NVFP4_CUDA_CHECK_LAUNCH();
   };
-  const float us = blocks < 1 ? NAN : median_us(d, launch, 30, nullptr, 0);
+  const float us = blocks < 1 ? NAN : median_us(d, launch, samples, nullptr, 0);
   const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
   const double kb_in_flight = double(kW) * (kDepth - 1) * 16 * (kGroupRowBytes + kGroupRowScales) / 1024;
   std::printf("  %-6s warps %2d depth %2d: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B, "
@@ -682,7 +682,6 @@ void feed_row(const Device& d, Case& cs) {
 }
 
 bool run_feed(const Device& d, int samples) {
-  (void)samples;
   constexpr int kK = 8192, kN = 57344;
   Case cs{Shape3{kN, kK}, {}, nullptr, nullptr, nullptr, nullptr};
   cs.t.allocate(Shape{kM, kN, kK, 1});
@@ -692,19 +691,19 @@ bool run_feed(const Device& d, int samples) {
   p.seed = 3;
   generate_device(p, cs.t, nullptr);
   NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
-  std::printf("\nfeed at 16x%dx%d, the loads alone (B codes + scales, %.1f MB), cold, 30 samples:\n", kN, kK,
-              (double(kN) * kK / 2 + double(kN) * kK / 16) / 1e6);
-  feed_row<kRegs, kK, 16, 3>(d, cs);  // today's loop
-  feed_row<kRegs, kK, 16, 4>(d, cs);
-  feed_row<kRegs, kK, 8, 6>(d, cs);
-  feed_row<kRegs, kK, 8, 8>(d, cs);
-  feed_row<kRegs, kK, 32, 2>(d, cs);
-  feed_row<kAsync, kK, 16, 3>(d, cs);
-  feed_row<kAsync, kK, 16, 4>(d, cs);
-  feed_row<kAsync, kK, 16, 6>(d, cs);
-  feed_row<kAsync, kK, 8, 8>(d, cs);
-  feed_row<kAsync, kK, 8, 12>(d, cs);
-  feed_row<kAsync, kK, 32, 3>(d, cs);
+  std::printf("\nfeed at 16x%dx%d, the loads alone (B codes + scales, %.1f MB), cold, %d samples:\n", kN, kK,
+              (double(kN) * kK / 2 + double(kN) * kK / 16) / 1e6, samples);
+  feed_row<kRegs, kK, 16, 3>(d, cs, samples);  // today's loop
+  feed_row<kRegs, kK, 16, 4>(d, cs, samples);
+  feed_row<kRegs, kK, 8, 6>(d, cs, samples);
+  feed_row<kRegs, kK, 8, 8>(d, cs, samples);
+  feed_row<kRegs, kK, 32, 2>(d, cs, samples);
+  feed_row<kAsync, kK, 16, 3>(d, cs, samples);
+  feed_row<kAsync, kK, 16, 4>(d, cs, samples);
+  feed_row<kAsync, kK, 16, 6>(d, cs, samples);
+  feed_row<kAsync, kK, 8, 8>(d, cs, samples);
+  feed_row<kAsync, kK, 8, 12>(d, cs, samples);
+  feed_row<kAsync, kK, 32, 3>(d, cs, samples);
   NVFP4_CUDA_CHECK(cudaFree(cs.sink));
   return true;
 }
