@@ -22,17 +22,13 @@ PTX counts come before ptxas fuses and/or/shift into LOP3: an upper bound of the
 """
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sm90_stream_count import functions, is_local, parse  # noqa: E402  (one parser for both counts)
+from sm90_stream_count import dump_text, functions, is_local, parse  # noqa: E402  (one parser for both counts)
 
 FUSED = re.compile(r'5fused12fused_kernelILi(\d+)ELi(\d)E')
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUDGET = 90
 
 
@@ -52,33 +48,10 @@ def chain(ins, sass):
     return [ins[a:b] for a, b in zip(fences, fences[1:])]
 
 
-def compile_dump():
-    """kernels/sm90/fused.cu built for sm_90a: its SASS (cuobjdump) or, without cuobjdump, its PTX."""
-    nvcc = shutil.which('nvcc') or '/usr/local/cuda/bin/nvcc'
-    cuobjdump = shutil.which('cuobjdump') or '/usr/local/cuda/bin/cuobjdump'
-    src = os.path.join(ROOT, 'kernels', 'sm90', 'fused.cu')
-    flags = ['-std=c++17', '-O3', '-arch=sm_90a', '-I', ROOT, '--expt-relaxed-constexpr']
-    with tempfile.TemporaryDirectory() as tmp:
-        if os.path.exists(cuobjdump):
-            cubin = os.path.join(tmp, 'fused.cubin')
-            subprocess.run([nvcc, *flags, '-cubin', '-o', cubin, src], check=True)
-            return subprocess.run([cuobjdump, '-sass', cubin], check=True, capture_output=True, text=True).stdout
-        ptx = os.path.join(tmp, 'fused.ptx')
-        subprocess.run([nvcc, *flags, '-ptx', '-o', ptx, src], check=True)
-        return open(ptx).read()
-
-
 def main():
     args = sys.argv[1:]
     check, plant = '--check' in args, '--plant' in args
-    # several dumps, also as one ';'-separated argument (ctest's $<TARGET_OBJECTS:...>)
-    args = [f for a in args if a not in ('--check', '--plant') for f in a.split(';') if f]
-    if args == ['--compile']:
-        text = compile_dump()
-    elif args and not any(a.startswith('-') for a in args):
-        text = '\n'.join(open(a).read() for a in args)
-    else:
-        sys.exit(__doc__)
+    text = dump_text([a for a in args if a not in ('--check', '--plant')], 'fused.cu', __doc__)
     sass = 'Function :' in text
     print(f"fused consumer chain per warp per K block, from {'SASS' if sass else 'PTX (an upper bound)'}: "
           f"fence to fence over the loop's 12 K blocks (budget <= {BUDGET} at M tiles 64, 128, 256)")

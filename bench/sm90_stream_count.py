@@ -137,32 +137,37 @@ def count(ins, leaders, sass):
     return dict(lo=lo, hi=hi, kblocks=kblocks, hot=hot, cold=cold)
 
 
-def compile_dump():
-    """kernels/sm90/stream.cu built for sm_90a: its SASS (cuobjdump) or, without cuobjdump, its PTX."""
+def compile_dump(source='stream.cu'):
+    """kernels/sm90/SOURCE built for sm_90a: its SASS (cuobjdump) or, without cuobjdump, its PTX."""
     nvcc = shutil.which('nvcc') or '/usr/local/cuda/bin/nvcc'
     cuobjdump = shutil.which('cuobjdump') or '/usr/local/cuda/bin/cuobjdump'
-    src = os.path.join(ROOT, 'kernels', 'sm90', 'stream.cu')
+    src = os.path.join(ROOT, 'kernels', 'sm90', source)
     flags = ['-std=c++17', '-O3', '-arch=sm_90a', '-I', ROOT, '--expt-relaxed-constexpr']
     with tempfile.TemporaryDirectory() as tmp:
         if os.path.exists(cuobjdump):
-            cubin = os.path.join(tmp, 'stream.cubin')
+            cubin = os.path.join(tmp, 'dump.cubin')
             subprocess.run([nvcc, *flags, '-cubin', '-o', cubin, src], check=True)
             return subprocess.run([cuobjdump, '-sass', cubin], check=True, capture_output=True, text=True).stdout
-        ptx = os.path.join(tmp, 'stream.ptx')
+        ptx = os.path.join(tmp, 'dump.ptx')
         subprocess.run([nvcc, *flags, '-ptx', '-o', ptx, src], check=True)
         return open(ptx).read()
+
+
+def dump_text(args, source, usage):
+    """The dump the arguments name: ['--compile'] builds kernels/sm90/SOURCE, else the files (also
+    as one ';'-separated argument, ctest's $<TARGET_OBJECTS:...>) read as one text."""
+    if args == ['--compile']:
+        return compile_dump(source)
+    files = [f for a in args for f in a.split(';') if f]
+    if not files or any(f.startswith('-') for f in files):
+        sys.exit(usage)
+    return '\n'.join(open(f).read() for f in files)
 
 
 def main():
     args = sys.argv[1:]
     check = '--check' in args
-    args = [a for a in args if a != '--check']
-    if args == ['--compile']:
-        text = compile_dump()
-    elif len(args) == 1:
-        text = open(args[0]).read()
-    else:
-        sys.exit(__doc__)
+    text = dump_text([a for a in args if a != '--check'], 'stream.cu', __doc__)
     sass = 'Function :' in text
     print(f"static counts per warp per 16x64 tile (one K block), from {'SASS' if sass else 'PTX (an upper bound)'}: "
           "loop trip = 3 groups = 12 K blocks; piece-end blocks apart")
