@@ -137,8 +137,6 @@ StreamLayout stream_layout(const Shape& s, const StreamConfig& c) {
   return w;
 }
 
-std::string stream_shape_error(const Shape& s, const StreamConfig& c) { return stream_shape_error(s, c, nullptr); }
-
 std::string stream_shape_error(const Shape& s, const StreamConfig& c, const StreamLayout* layout) {
   if (!stream_tile_built(c.m_tile)) return fmt::format("stream M tile {} is not built (8, 16, 32)", c.m_tile);
   if (c.warps != stream_warps(c.m_tile))

@@ -116,8 +116,10 @@ constexpr int stream_warps(int m_tile) { return m_tile == 32 ? 12 : 16; }
 constexpr size_t kStreamSmemLimit = 227 * 1024;   // an H200 CTA's dynamic shared memory at most
 bool stream_tile_built(int m_tile);               // 8, 16, 32
 // Empty when the streaming path runs shape s with configuration c, else the rule broken (K, M,
-// the tile, the A slab and the warps' partials in shared memory).
-std::string stream_shape_error(const Shape& s, const StreamConfig& c);
+// the tile, the A slab and the warps' partials in shared memory). `layout`: stream_layout(s, c)
+// where the caller has it already (the launcher: one layout a call).
+struct StreamLayout;
+std::string stream_shape_error(const Shape& s, const StreamConfig& c, const StreamLayout* layout = nullptr);
 
 // The streaming path's workspace: per panel-slice, its pieces' FP32 partials (slots x 16 x m_tile).
 struct StreamLayout {
@@ -131,8 +133,6 @@ struct StreamLayout {
   size_t partial = 0, total = 0;
 };
 StreamLayout stream_layout(const Shape& s, const StreamConfig& c);
-// stream_shape_error on a layout already worked out (the launcher's: one layout a call).
-std::string stream_shape_error(const Shape& s, const StreamConfig& c, const StreamLayout* layout);
 struct StreamPlan;  // stream_plan.hpp
 // The work split stream_layout chose (its slice), as the kernel walks it.
 StreamPlan stream_plan(const Shape& s, const StreamConfig& c);

@@ -59,14 +59,20 @@ __device__ __forceinline__ void load_group(Buf& b, const uint8_t* cp, const uint
   b.sh1 = ldg_u16(sp + ds + 8);
 }
 
-// Virtual K block J (0..3) of a group: the decode_frag inputs of lane c, scale block
-// 2c + (J & 1) + 8 (J >> 1) of rows g and g + 8.
+// Virtual K block J (0..3) of a group: lane c's raw words of scale block 2c + (J & 1) + 8 (J >> 1)
+// of rows g (w0) and g + 8 (w1).
 template <int J>
-__device__ __forceinline__ void block_words(const Buf& b, uint2& w0, uint2& w1, uint32_t& sc01) {
+__device__ __forceinline__ void block_raw(const Buf& b, uint2& w0, uint2& w1) {
   const uint4& r0 = (J >> 1) ? b.g1 : b.g0;
   const uint4& r1 = (J >> 1) ? b.h1 : b.h0;
   w0 = (J & 1) ? make_uint2(r0.z, r0.w) : make_uint2(r0.x, r0.y);
   w1 = (J & 1) ? make_uint2(r1.z, r1.w) : make_uint2(r1.x, r1.y);
+}
+
+// The same with the block's two scale bytes: the decode_frag inputs (the model test's form).
+template <int J>
+__device__ __forceinline__ void block_words(const Buf& b, uint2& w0, uint2& w1, uint32_t& sc01) {
+  block_raw<J>(b, w0, w1);
   // decode_frag wants row g's scale byte low, row g+8's next
   sc01 = __byte_perm((J >> 1) ? b.sg1 : b.sg0, (J >> 1) ? b.sh1 : b.sh0, (J & 1) ? 0x0051 : 0x0040);
 }
@@ -113,10 +119,8 @@ __device__ __forceinline__ GroupScales group_scales(const Buf& b) {
 template <int J, int NT>
 __device__ __forceinline__ void mma_block(const Buf& b, const GroupScales& sc, const uint8_t* a0, const uint8_t* a1,
                                           float (&acc)[NT][4]) {
-  const uint4& r0 = (J >> 1) ? b.g1 : b.g0;
-  const uint4& r1 = (J >> 1) ? b.h1 : b.h0;
-  const uint2 w0 = (J & 1) ? make_uint2(r0.z, r0.w) : make_uint2(r0.x, r0.y);
-  const uint2 w1 = (J & 1) ? make_uint2(r1.z, r1.w) : make_uint2(r1.x, r1.y);
+  uint2 w0, w1;
+  block_raw<J>(b, w0, w1);
   const uint32_t mg = (J >> 1) ? sc.g1 : sc.g0, mh = (J >> 1) ? sc.h1 : sc.h0;
   uint32_t f[4][4];
   decode_frag_m(w0, w1, (J & 1) ? bcast_hi(mg) : bcast_lo(mg), (J & 1) ? bcast_hi(mh) : bcast_lo(mh), f);
