@@ -33,6 +33,9 @@ struct CaseOutputs {
   TimedRuns runs;                         // how the timed runs are fed and checked
   std::unique_ptr<TimedOutputs> timed;    // what the kernel's timed calls wrote
   std::vector<uint16_t> timed_c;          // host backend: the timed calls' output
+  // host backend: the timed calls' operands, alive as long as timed_c: a call may leave a thread
+  // still reading them when timing ends (the verdict's deferred cheat), and must not find them freed
+  HostTensors timed_ops;
   std::string stop_failure;               // the kernel's timing stopped by the verdict (VerdictStop)
 };
 

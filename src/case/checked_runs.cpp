@@ -180,10 +180,9 @@ Measurement time_on_device(Gemm& g, DeviceTensors& dev, const Operands& ops, voi
                         c.bytes_per_copy, mo, timer, &hooks);
 }
 
-Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, std::vector<uint16_t>& timed_c,
-                         const TimedRuns& runs) {
+Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, HostTensors& host,
+                         std::vector<uint16_t>& timed_c, const TimedRuns& runs) {
   const Shape& s = runs.problem.shape;
-  HostTensors host;
   host.allocate(s);
   Operands tops = host.view();
   tops.c = timed_c.data();

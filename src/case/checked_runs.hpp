@@ -37,9 +37,10 @@ struct TimedRuns {
 Measurement time_on_device(Gemm& g, DeviceTensors& dev, const Operands& ops, void* ws,
                            const MeasureOptions& mo, Context& ctx, const TimedRuns& runs);
 
-// Times a host kernel on operands of its own (fresh for every run) writing `timed_c`.
-Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, std::vector<uint16_t>& timed_c,
-                         const TimedRuns& runs);
+// Times a host kernel on `ops` (allocated here, fresh values every run) writing `timed_c`; the
+// caller keeps both as long as the case.
+Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, HostTensors& ops,
+                         std::vector<uint16_t>& timed_c, const TimedRuns& runs);
 
 // The reference's values at flat indices of C for operands of any seed, by generating them again
 // (into `dev` on the device, or on the host) and running the reference: what TimedOutputs::judge

@@ -304,7 +304,7 @@ void time_on_host_kernel(const CaseSpec& spec, const CasePlan& p, CaseOutputs& o
   kruns.every_call = spec.check_every_call;
   kruns.timed = &out.timed;
   try {
-    auto m = time_on_host(*p.kernel, kws.data(), spec.measure, out.timed_c, kruns);
+    auto m = time_on_host(*p.kernel, kws.data(), spec.measure, out.timed_ops, out.timed_c, kruns);
     r.kernel_timing = make_timing(p.kernel->name(), "kernel", std::move(m), s, r.bytes);
   } catch (const VerdictStop& e) {
     out.stop_failure = e.what();

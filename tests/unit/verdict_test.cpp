@@ -74,7 +74,8 @@ TimedOutputsCheck time_fake(FakeKernel& kernel, int iters, bool every_call = fal
   mo.warmup_s = 0;
   mo.iters = iters;
   std::vector<uint16_t> c(size_t(kS.l * kS.m * kS.n));
-  const Measurement m = time_on_host(kernel, nullptr, mo, c, runs);
+  HostTensors ops;
+  const Measurement m = time_on_host(kernel, nullptr, mo, ops, c, runs);
   EXPECT_EQ(m.host_call.count, iters);
   return timed->judge(expected_on_host(runs), Tolerance{});
 }
