@@ -99,12 +99,21 @@ NVFP4_HD uint16_t random_finite_fp16(uint64_t seed, uint64_t index) {
   return static_cast<uint16_t>((r & 0x83FFu) | (exponent << 10));         // sign, mantissa
 }
 
+// The high 64 bits of a * b: maps a uniform 64-bit value onto [0, b) without a division.
+NVFP4_HD uint64_t mul_hi64(uint64_t a, uint64_t b) {
+#ifdef __CUDA_ARCH__
+  return __umul64hi(a, b);
+#else
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
+#endif
+}
+
 // The flat [L, M, N] index of the t-th element gathered from output slot `slot` of a C with
 // `elems` elements: every element in order when `per_slot` covers them, else random.
 NVFP4_HD int64_t gathered_index(uint64_t seed, int slot, int64_t t, int64_t elems, int64_t per_slot) {
   if (elems <= per_slot) return t;
   const uint64_t key = (static_cast<uint64_t>(slot) << 40) ^ static_cast<uint64_t>(t);
-  return static_cast<int64_t>(mix64(seed ^ mix64(key)) % static_cast<uint64_t>(elems));
+  return static_cast<int64_t>(mul_hi64(mix64(seed ^ mix64(key)), static_cast<uint64_t>(elems)));
 }
 
 }  // namespace nvfp4
