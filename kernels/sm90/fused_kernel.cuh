@@ -272,13 +272,24 @@ __global__ void __launch_bounds__(kThreads, OCC)
     const int r7 = rloc & 7;
     const uint32_t bofs = rloc * C::kBRow + ((((c4 >> 1) ^ r7) & 1) << 4) + (c4 & 1) * 8;
     const int r6 = r7 & 6;
-    // This thread's scale bytes in a stage (set per unit: the unit's offset into its first quad
+    // Block J of a B stage (J = i % 4): its raw bytes at bq[J] + stage * kBBytes, its scale bytes
+    // at sbase + stage * kSBytes + 4J (sbase set per unit: the unit's offset into its first quad
     // where the scales come by TMA, see the B producer).
-    uint32_t sofs = 0;
+    uint32_t bq[kFusedBStageKb];
+#pragma unroll
+    for (int j = 0; j < kFusedBStageKb; ++j) bq[j] = sB + bofs + (((2 * j) ^ r6) << 4);
+    uint32_t sbase = 0;
     constexpr int NF = C::kSets;
     static_assert(NF == 3 && kFusedBStageKb == 4, "the loop below is unrolled for 3 sets x 4 K blocks");
-    int astage = 0, arel = 0, bstage = 0;  // next A stage to consume, oldest A stage held, B stage
+    // The chain per K block is what the loop costs (issue 48, docs/kernels.md "the consumer
+    // chain"): a block's addresses are one multiply-add of its stage each, the A descriptor's low
+    // word included (no field masking: the ring lies below 256 KB), and a B stage is waited for and
+    // released in the stage's first and last block only (a unit's partial last stage after the loop).
+    const uint64_t adesc0 = make_kmajor_sw128_desc(sA).pack();
+    const uint32_t adesc_lo = static_cast<uint32_t>(adesc0), adesc_hi = static_cast<uint32_t>(adesc0 >> 32);
+    int astage = 0, bstage = 0;  // next A stage to consume, B stage being decoded
     uint32_t aphase = 0, bphase = 0;
+    uint32_t aheld = 0;  // the full barrier of the A stage whose block's wgmmas may still run
     uint32_t ebox = 0;
     float acc[MT / 2];
     uint32_t fr[NF][4][4];
@@ -287,28 +298,26 @@ __global__ void __launch_bounds__(kThreads, OCC)
     // own shared-memory reads of the stage before the producer's refill. One arrive per warp on
     // behalf of all lanes left the other lanes' reads unordered (racecheck: WAR hazards at every
     // stage reuse; docs/kernels.md, history).
-    auto release_a = [&] {
-      ptx::mbar_arrive(emptyA + arel * 8);
-      if (++arel == SA) arel = 0;
+    auto release_a = [&] { ptx::mbar_arrive(aheld + (emptyA - fullA)); };
+    auto release_b = [&] {
+      ptx::mbar_arrive(emptyB + bstage * 8);
+      if (++bstage == SB) {
+        bstage = 0;
+        bphase ^= 1u;
+      }
     };
     // Decodes this thread's fragments of K block i (J = i % 4, its place in the B stage; rows
     // rloc / rloc + 8, scale block c4: decode_frag's K order, the prepass's too), waiting for the
-    // B stage at its first block and releasing it after its last (or the unit's last block).
-    auto decode = [&](auto jc, int i, int nkb, uint32_t(&fr)[4][4]) {
+    // B stage at its first block and releasing it after its fourth.
+    auto decode = [&](auto jc, uint32_t(&fr)[4][4]) {
       constexpr int J = decltype(jc)::value;
       if constexpr (J == 0) ptx::mbar_wait(fullB + bstage * 8, bphase);
-      const uint32_t b = sB + bstage * C::kBBytes + bofs + (((2 * J) ^ r6) << 4);
+      const uint32_t b = bq[J] + bstage * C::kBBytes;
       const uint2 w0 = ptx::ld_shared_v2(b), w1 = ptx::ld_shared_v2(b + 8 * C::kBRow);
-      const uint32_t s = sS + bstage * C::kSBytes + sofs + 4 * J;
+      const uint32_t s = sbase + bstage * C::kSBytes + 4 * J;
       const uint32_t sc = ptx::ld_shared_u8(s) | (ptx::ld_shared_u8(s + 8 * C::kSRow) << 8);
       decode_frag(w0, w1, sc, fr);
-      if (J == 3 || i + 1 == nkb) {
-        ptx::mbar_arrive(emptyB + bstage * 8);
-        if (++bstage == SB) {
-          bstage = 0;
-          bphase ^= 1u;
-        }
-      }
+      if constexpr (J == kFusedBStageKb - 1) release_b();
     };
 
     // The time line: thread ct 0 records unit `rec` (stamps.cuh); the others hold INT32_MAX, past
@@ -319,18 +328,20 @@ __global__ void __launch_bounds__(kThreads, OCC)
       if (ct == 0) ++rec;
       const int nkb = x.kb1 - x.kb0;
       p.stamps.unit_begin(rec, x);
-      sofs = rloc * C::kSRow + c4 + (p.scale_tma ? fused_scale_in_box(x.kb0) : 0);
+      sbase = sS + rloc * C::kSRow + c4 + (p.scale_tma ? fused_scale_in_box(x.kb0) : 0);
 #pragma unroll
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
-      decode(std::integral_constant<int, 0>{}, 0, nkb, fr[0]);
+      decode(std::integral_constant<int, 0>{}, fr[0]);
       p.stamps.unit_first_block(rec);
       // K block i: wait for its A stage, issue its wgmmas (set i % 3), decode block i+1 into the
       // next set (last read by block i-2, retired one step ago) while blocks i-1 and i run, then
       // wait_group 1 retires block i-1 and its A stage goes back to the producer.
-      auto step = [&](auto jc, int i, uint32_t(&f)[4][4], uint32_t(&fn)[4][4]) {
+      // `more`: the unit has a block after this one; `held`: a block before it (in this unit).
+      auto step = [&](auto jc, bool more, bool held, uint32_t(&f)[4][4], uint32_t(&fn)[4][4]) {
         constexpr int J = decltype(jc)::value;  // i % 4
-        ptx::mbar_wait(fullA + astage * 8, aphase);
-        const uint64_t d0 = make_kmajor_sw128_desc(sA + astage * C::kABytes).pack();
+        const uint32_t abar = fullA + astage * 8;
+        ptx::mbar_wait(abar, aphase);
+        const uint32_t dlo = adesc_lo + astage * (C::kABytes >> 4);
         if (++astage == SA) {
           astage = 0;
           aphase ^= 1u;
@@ -338,16 +349,20 @@ __global__ void __launch_bounds__(kThreads, OCC)
         ptx::fence_regs(f);
         ptx::wgmma_fence();
 #pragma unroll
-        for (int s = 0; s < 4; ++s) Wgmma<MT>::mma(acc, f[s], d0 + wgmma_desc_advance(32 * s));  // k16 steps
+        for (int s = 0; s < 4; ++s)  // k16 steps
+          Wgmma<MT>::mma(acc, f[s], ptx::pack_u64(dlo + uint32_t(wgmma_desc_advance(32 * s)), adesc_hi));
         ptx::wgmma_commit();
-        if (i + 1 < nkb) decode(std::integral_constant<int, (J + 1) % 4>{}, i + 1, nkb, fn);
+        if (more) decode(std::integral_constant<int, (J + 1) % 4>{}, fn);
         ptx::wgmma_wait<1>();
-        if (i >= 1) release_a();
+        if (held) release_a();
+        aheld = abar;
       };
-#define NVFP4_FUSED_STEP(JJ)                                                                   \
-  step(std::integral_constant<int, (JJ) % 4>{}, i + (JJ), fr[(JJ) % 3], fr[((JJ) + 1) % 3]); \
-  if (i + (JJ) + 1 >= nkb) break;
-      for (int i = 0;; i += 12) {
+      // left = the blocks after block i: one compare with a constant per block.
+#define NVFP4_FUSED_STEP(JJ)                                                                       \
+  step(std::integral_constant<int, (JJ) % 4>{}, (JJ) < left, (JJ) > 0 || i > 0, fr[(JJ) % 3], \
+       fr[((JJ) + 1) % 3]);                                                                    \
+  if ((JJ) >= left) break;
+      for (int i = 0, left = nkb - 1;; i += 12, left -= 12) {
         NVFP4_FUSED_STEP(0) NVFP4_FUSED_STEP(1) NVFP4_FUSED_STEP(2) NVFP4_FUSED_STEP(3)
         NVFP4_FUSED_STEP(4) NVFP4_FUSED_STEP(5) NVFP4_FUSED_STEP(6) NVFP4_FUSED_STEP(7)
         NVFP4_FUSED_STEP(8) NVFP4_FUSED_STEP(9) NVFP4_FUSED_STEP(10) NVFP4_FUSED_STEP(11)
@@ -356,6 +371,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
       ptx::wgmma_wait<0>();
       ptx::fence_regs(acc);
       release_a();  // the last block
+      if (nkb % kFusedBStageKb != 0) release_b();  // the unit's partial last B stage
       p.stamps.unit_loop_done(rec);
 
       // ---- split-K: the last split of the tile sums all partials in split order ----
