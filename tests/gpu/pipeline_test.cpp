@@ -2,7 +2,6 @@
 // exact reference on the GPU MODE test shapes (L = 1 and 3) and on ragged shapes.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "src/case/run_case.hpp"
@@ -47,15 +46,14 @@ TEST(GpuGenerate, FillAndGatherMatchHost) {
   fill_random_device(c.get<uint16_t>(), kElems, kSlots, 99, ctx.stream->get());
   std::vector<uint16_t> host(size_t(kElems) * kSlots);
   fill_random_host(host.data(), kElems, kSlots, 99);
-  for (int64_t per_slot : {int64_t(1000), kElems, kElems + 5}) {
-    const int64_t got_n = std::min(per_slot, kElems) * kSlots;
+  for (int64_t per_slot : {int64_t(1000), kElems}) {  // random coordinates; every element in order
+    const int64_t got_n = per_slot * kSlots;
     DeviceBuffer out(size_t(got_n) * 2);
-    gather_device(c.get<uint16_t>(), kElems, kSlots, std::min(per_slot, kElems), 5, out.get<uint16_t>(),
-                  ctx.stream->get());
+    gather_device(c.get<uint16_t>(), kElems, kSlots, per_slot, 5, out.get<uint16_t>(), ctx.stream->get());
     ctx.stream->sync();
     std::vector<uint16_t> dev(static_cast<size_t>(got_n)), want(static_cast<size_t>(got_n));
     NVFP4_CUDA_CHECK(cudaMemcpy(dev.data(), out.get(), size_t(got_n) * 2, cudaMemcpyDeviceToHost));
-    gather_host(host.data(), kElems, kSlots, std::min(per_slot, kElems), 5, want.data());
+    gather_host(host.data(), kElems, kSlots, per_slot, 5, want.data());
     EXPECT_EQ(dev, want) << "per_slot " << per_slot;
   }
   std::vector<uint16_t> filled(host.size());
