@@ -8,8 +8,10 @@ namespace {
 // Writes the packed bytes, the linear scales and the blocked scales of each block it generates
 // (one pass: the operands are regenerated before every timed run, docs/cli.md "The verdict").
 // Index is 32-bit where the block count allows: the row/column split is then a 32-bit division.
-template <class Index>
-__global__ void generate_kernel(Dist dist, uint64_t key, ScaleLayout lay, Index blocks,
+// One kernel per distribution: it runs between windows, so the default one carries none of the
+// normal distribution's unrolled code (kept small, like the fill and the gather below).
+template <Dist dist, class Index>
+__global__ void generate_kernel(uint64_t key, ScaleLayout lay, Index blocks,
                                 uint8_t* __restrict__ q, uint8_t* __restrict__ sf,
                                 uint8_t* __restrict__ blocked) {
   const Index kblocks = Index(lay.kblocks), rows = Index(lay.rows);
@@ -44,10 +46,15 @@ void generate_tensor(const Problem& p, TensorId id, int64_t rows, uint8_t* q, ui
   if (lay.rows_padded() != lay.rows || lay.kblocks_padded() != lay.kblocks)
     NVFP4_CUDA_CHECK(cudaMemsetAsync(sf_blocked, 0, size_t(lay.blocked_bytes()), stream));
   const uint64_t key = random_key(p.seed, id);
-  if (blocks < (int64_t(1) << 31))
-    generate_kernel<uint32_t><<<grid_for(blocks, 256), 256, 0, stream>>>(p.dist, key, lay, uint32_t(blocks), q, sf, sf_blocked);
-  else
-    generate_kernel<uint64_t><<<grid_for(blocks, 256), 256, 0, stream>>>(p.dist, key, lay, uint64_t(blocks), q, sf, sf_blocked);
+  const unsigned grid = grid_for(blocks, 256);
+  const bool narrow = blocks < (int64_t(1) << 31);
+  if (p.dist == Dist::GpuMode) {
+    if (narrow) generate_kernel<Dist::GpuMode, uint32_t><<<grid, 256, 0, stream>>>(key, lay, uint32_t(blocks), q, sf, sf_blocked);
+    else generate_kernel<Dist::GpuMode, uint64_t><<<grid, 256, 0, stream>>>(key, lay, uint64_t(blocks), q, sf, sf_blocked);
+  } else {
+    if (narrow) generate_kernel<Dist::Normal, uint32_t><<<grid, 256, 0, stream>>>(key, lay, uint32_t(blocks), q, sf, sf_blocked);
+    else generate_kernel<Dist::Normal, uint64_t><<<grid, 256, 0, stream>>>(key, lay, uint64_t(blocks), q, sf, sf_blocked);
+  }
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
