@@ -20,7 +20,7 @@
 // launch, median of the samples.
 // Usage: build/sm90_stream_bench [samples, default 30] [feed]   (sm_90a; NVFP4_BUILD_BENCH=ON)
 // `feed` adds the feed variants (below: the loads alone, bytes in flight by register buffers or a
-// shared-memory ring filled by cp.async) at 16x57344x8192.
+// shared-memory ring filled by cp.async) at 16x57344x8192, and the same bytes read in address order.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -385,6 +385,32 @@ __global__ void __launch_bounds__(kW * 32, 1) feed_kernel(const Params q) {
   if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
 }
 
+// The baseline the feed rows are read against: the same bytes (codes, then scales) read in address
+// order, every thread kUnroll 16-byte loads in flight, the grid striding over both arrays.
+template <int kUnroll>
+__global__ void __launch_bounds__(512, 1) plain_read_kernel(const uint4* __restrict__ a, int64_t na,
+                                                           const uint4* __restrict__ b, int64_t nb, uint32_t* sink) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x, first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  uint32_t fold = 0;
+  for (int part = 0; part < 2; ++part) {
+    const uint4* p = part ? b : a;
+    const int64_t n = part ? nb : na;
+    int64_t i = first;
+    for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
+      uint4 v[kUnroll];
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) v[j] = __ldcs(p + i + j * stride);
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) fold ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+    }
+    for (; i < n; i += stride) {
+      const uint4 v = __ldcs(p + i);
+      fold ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+  }
+  if (fold == 0x9E3779B9u) sink[blockIdx.x] = fold;  // practically never: keeps the loads alive
+}
+
 // The reference: one thread per output, dequantize, fp32 dot in K order, one rounding to fp16.
 __global__ void reference_kernel(const uint8_t* a, const uint8_t* sfa, const uint8_t* b, const uint8_t* sfb,
                                  int n, int k, uint16_t* c) {
@@ -704,6 +730,23 @@ bool run_feed(const Device& d, int samples) {
   feed_row<kAsync, kK, 8, 8>(d, cs, samples);
   feed_row<kAsync, kK, 8, 12>(d, cs, samples);
   feed_row<kAsync, kK, 32, 3>(d, cs, samples);
+  {  // the same bytes read in address order: what DRAM gives a plain stream on this card
+    const int64_t na = int64_t(kN) * kK / 2 / 16, nb = int64_t(kN) * kK / 16 / 16;
+    const auto* a = cs.t.b.get<uint4>();
+    const auto* b = cs.t.sfb.get<uint4>();
+    const double bytes = double(na + nb) * 16;
+    for (int unroll : {2, 4, 8}) {
+      const auto launch = [&] {
+        if (unroll == 2) plain_read_kernel<2><<<d.sms, 512>>>(a, na, b, nb, cs.sink);
+        if (unroll == 4) plain_read_kernel<4><<<d.sms, 512>>>(a, na, b, nb, cs.sink);
+        if (unroll == 8) plain_read_kernel<8><<<d.sms, 512>>>(a, na, b, nb, cs.sink);
+        NVFP4_CUDA_CHECK_LAUNCH();
+      };
+      const float us = median_us(d, launch, samples, nullptr, 0);
+      std::printf("  plain  16 warps, %d loads of 16 B in flight a thread: %7.1f us  %5.2f TB/s  (%3d KB in flight an SM)\n",
+                  unroll, us, bytes / (us * 1e-6) / 1e12, 512 * 16 * unroll / 1024);
+    }
+  }
   NVFP4_CUDA_CHECK(cudaFree(cs.sink));
   return true;
 }
