@@ -20,7 +20,8 @@
 // launch, median of the samples.
 // Usage: build/sm90_stream_bench [samples, default 30] [feed]   (sm_90a; NVFP4_BUILD_BENCH=ON)
 // `feed` adds the feed variants (below: the loads alone, bytes in flight by register buffers or a
-// shared-memory ring filled by cp.async) at 16x57344x8192, and the same bytes read in address order.
+// shared-memory ring filled by cp.async) at 16x57344x8192, units over longer runs of each row, and
+// the same bytes read in address order.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -385,6 +386,59 @@ __global__ void __launch_bounds__(kW * 32, 1) feed_kernel(const Params q) {
   if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
 }
 
+// Longer runs of a row: a unit is a 16-row panel x kRun code bytes of each row (kRun / 128 groups)
+// and their kRun / 8 scale bytes; a warp's load instruction covers kRun / 16 lanes of one row, so
+// every row is read in runs of kRun bytes (the path's lanes read 64 B of each of 8 rows per load).
+// The bytes are not where the mma fragments want them: this measures only what DRAM gives the
+// pattern, to see whether a layout change (a shuffle or shared-memory exchange) could pay.
+template <int kK, int kRun, int kW, int kDepth>
+__global__ void __launch_bounds__(kW * 32, 1) run_kernel(const Params q) {
+  constexpr int kCodeLoads = kRun / 32;               // 16 B loads a lane for 16 rows x kRun B
+  constexpr int kLanesRow = kRun / 16;                // lanes over one row's run
+  constexpr int kScaleLanesRow = kRun / 8 / 16 > 0 ? kRun / 8 / 16 : 1;
+  constexpr int kScaleLoads = (16 * kScaleLanesRow + 31) / 32;
+  constexpr int kUnitsRow = kK / 2 / kRun;            // units along a row
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t total_warps = int64_t(gridDim.x) * kW, gw = int64_t(blockIdx.x) * kW + warp;
+  const int64_t units = int64_t(q.units) * kGroupRowBytes / kRun;
+  const int64_t u0 = gw * units / total_warps, u1 = (gw + 1) * units / total_warps;
+  const int n = static_cast<int>(u1 - u0);
+  uint4 b[kDepth][kCodeLoads + kScaleLoads];
+  auto issue = [&](int64_t u, uint4(&v)[kCodeLoads + kScaleLoads]) {
+    const int64_t panel = u / kUnitsRow;
+    const int part = static_cast<int>(u % kUnitsRow);
+    const uint8_t* rows = q.b + panel * 16 * (kK / 2) + int64_t(part) * kRun;
+#pragma unroll
+    for (int j = 0; j < kCodeLoads; ++j) {
+      const int e = j * 32 + lane;  // 16 B piece e of the unit: row e / kLanesRow
+      v[j] = __ldcs(reinterpret_cast<const uint4*>(rows + (e / kLanesRow) * (kK / 2) + (e % kLanesRow) * 16));
+    }
+    const uint8_t* srows = q.sfb + panel * 16 * (kK / 16) + int64_t(part) * (kRun / 8);
+#pragma unroll
+    for (int j = 0; j < kScaleLoads; ++j) {
+      const int e = j * 32 + lane;
+      v[kCodeLoads + j] = e < 16 * kScaleLanesRow
+                              ? __ldcs(reinterpret_cast<const uint4*>(srows + (e / kScaleLanesRow) * (kK / 16) +
+                                                                       (e % kScaleLanesRow) * 16))
+                              : make_uint4(0, 0, 0, 0);
+    }
+  };
+  uint32_t fold = 0;
+#pragma unroll
+  for (int j = 0; j < kDepth - 1; ++j)
+    if (j < n) issue(u0 + j, b[j]);
+  for (int i = 0; i < n; i += kDepth) {
+#pragma unroll
+    for (int j = 0; j < kDepth; ++j) {
+      if (i + j >= n) break;
+      if (i + j + kDepth - 1 < n) issue(u0 + i + j + kDepth - 1, b[(j + kDepth - 1) % kDepth]);
+#pragma unroll
+      for (int t = 0; t < kCodeLoads + kScaleLoads; ++t) fold ^= b[j][t].x ^ b[j][t].y ^ b[j][t].z ^ b[j][t].w;
+    }
+  }
+  if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
+}
+
 // The baseline the feed rows are read against: the same bytes (codes, then scales) read in address
 // order, every thread kUnroll 16-byte loads in flight, the grid striding over both arrays.
 template <int kUnroll>
@@ -707,6 +761,28 @@ void feed_row(const Device& d, Case& cs, int samples) {
               fa.numRegs, size_t(fa.localSizeBytes), smem / 1024, blocks < 1 ? ", DOES NOT FIT" : "");
 }
 
+template <int kK, int kRun, int kW, int kDepth>
+void run_row(const Device& d, Case& cs, int samples) {
+  Params q{};
+  q.b = cs.t.b.get<uint8_t>();
+  q.sfb = cs.t.sfb.get<uint8_t>();
+  q.sink = cs.sink;
+  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
+  auto k = run_kernel<kK, kRun, kW, kDepth>;
+  cudaFuncAttributes fa{};
+  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
+  const auto launch = [&] {
+    k<<<d.sms, kW * 32>>>(q);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  };
+  const float us = median_us(d, launch, samples, nullptr, 0);
+  const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
+  std::printf("  run %3d B  warps %2d depth %d: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B)\n",
+              kRun, kW, kDepth, us, b_bytes / (us * 1e-6) / 1e12,
+              double(kW) * (kDepth > 1 ? kDepth - 1 : 1) * 16 * (kRun + kRun / 8) / 1024, fa.numRegs,
+              size_t(fa.localSizeBytes));
+}
+
 bool run_feed(const Device& d, int samples) {
   constexpr int kK = 8192, kN = 57344;
   Case cs{Shape3{kN, kK}, {}, nullptr, nullptr, nullptr, nullptr};
@@ -730,6 +806,11 @@ bool run_feed(const Device& d, int samples) {
   feed_row<kAsync, kK, 8, 8>(d, cs, samples);
   feed_row<kAsync, kK, 8, 12>(d, cs, samples);
   feed_row<kAsync, kK, 32, 3>(d, cs, samples);
+  run_row<kK, 128, 16, 3>(d, cs, samples);  // the path's runs, lanes over 4 rows a load
+  run_row<kK, 256, 16, 2>(d, cs, samples);
+  run_row<kK, 512, 16, 1>(d, cs, samples);
+  run_row<kK, 512, 8, 3>(d, cs, samples);
+  run_row<kK, 1024, 8, 1>(d, cs, samples);
   {  // the same bytes read in address order: what DRAM gives a plain stream on this card
     const int64_t na = int64_t(kN) * kK / 2 / 16, nb = int64_t(kN) * kK / 16 / 16;
     const auto* a = cs.t.b.get<uint4>();
