@@ -20,7 +20,8 @@
 // launch, median of the samples.
 // Usage: build/sm90_stream_bench [samples, default 30] [feed]   (sm_90a; NVFP4_BUILD_BENCH=ON)
 // `feed` adds the feed variants (below: the loads alone, bytes in flight by register buffers or a
-// shared-memory ring filled by cp.async) at 16x57344x8192, units over longer runs of each row, and
+// shared-memory ring filled by cp.async) at 16x57344x8192, the path's units loaded several at a
+// time, units over longer runs of each row, and
 // the same bytes read in address order.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -381,6 +382,42 @@ __global__ void __launch_bounds__(kW * 32, 1) feed_kernel(const Params q) {
       b.sh1 = *reinterpret_cast<const uint16_t*>(sc + (g + 8) * kGroupRowScales + 8 + 2 * c);
       fold ^= fold_buf(b);
       __syncwarp();  // every lane has read the slot before the next issue refills it
+    }
+  }
+  if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
+}
+
+// The path's own lane mapping and units, loaded kB units (consecutive groups of the same 16 rows)
+// at a time, double-buffered: each row's kB x 128 bytes are requested within a few instructions,
+// as a run would be, without moving any byte to another lane.
+template <int kK, int kW, int kB>
+__global__ void __launch_bounds__(kW * 32, 1) batch_kernel(const Params q) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  const int64_t total_warps = int64_t(gridDim.x) * kW, gw = int64_t(blockIdx.x) * kW + warp;
+  const int64_t u0 = gw * q.units / total_warps, u1 = (gw + 1) * q.units / total_warps;
+  const int n = static_cast<int>(u1 - u0);
+  constexpr int kRowStride = 8 * (kK / 2);
+  Buf b[2][kB];
+  auto issue = [&](int first, Buf(&v)[kB]) {
+#pragma unroll
+    for (int j = 0; j < kB; ++j)
+      if (first + j < n) {
+        const uint8_t *cp, *sp;
+        feed_ptrs<kK>(q, u0 + first + j, g, c, cp, sp);
+        streamloop::load_group(v[j], cp, sp, kRowStride, kRowStride / 8);
+      }
+  };
+  uint32_t fold = 0;
+  issue(0, b[0]);
+  for (int i = 0; i < n; i += 2 * kB) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int base = i + h * kB;
+      if (base >= n) break;
+      issue(base + kB, b[1 - h]);
+#pragma unroll
+      for (int j = 0; j < kB; ++j)
+        if (base + j < n) fold ^= fold_buf(b[h][j]);
     }
   }
   if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
@@ -761,6 +798,27 @@ void feed_row(const Device& d, Case& cs, int samples) {
               fa.numRegs, size_t(fa.localSizeBytes), smem / 1024, blocks < 1 ? ", DOES NOT FIT" : "");
 }
 
+template <int kK, int kW, int kB>
+void batch_row(const Device& d, Case& cs, int samples) {
+  Params q{};
+  q.b = cs.t.b.get<uint8_t>();
+  q.sfb = cs.t.sfb.get<uint8_t>();
+  q.sink = cs.sink;
+  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
+  auto k = batch_kernel<kK, kW, kB>;
+  cudaFuncAttributes fa{};
+  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
+  const auto launch = [&] {
+    k<<<d.sms, kW * 32>>>(q);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  };
+  const float us = median_us(d, launch, samples, nullptr, 0);
+  const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
+  std::printf("  batch  warps %2d, %d groups at once: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B)\n",
+              kW, kB, us, b_bytes / (us * 1e-6) / 1e12, double(kW) * kB * 16 * (kGroupRowBytes + kGroupRowScales) / 1024,
+              fa.numRegs, size_t(fa.localSizeBytes));
+}
+
 template <int kK, int kRun, int kW, int kDepth>
 void run_row(const Device& d, Case& cs, int samples) {
   Params q{};
@@ -806,6 +864,9 @@ bool run_feed(const Device& d, int samples) {
   feed_row<kAsync, kK, 8, 8>(d, cs, samples);
   feed_row<kAsync, kK, 8, 12>(d, cs, samples);
   feed_row<kAsync, kK, 32, 3>(d, cs, samples);
+  batch_row<kK, 16, 2>(d, cs, samples);
+  batch_row<kK, 8, 4>(d, cs, samples);
+  batch_row<kK, 8, 6>(d, cs, samples);
   run_row<kK, 128, 16, 3>(d, cs, samples);  // the path's runs, lanes over 4 rows a load
   run_row<kK, 256, 16, 2>(d, cs, samples);
   run_row<kK, 512, 16, 1>(d, cs, samples);
