@@ -21,8 +21,9 @@
 // Usage: build/sm90_stream_bench [samples, default 30] [feed]   (sm_90a; NVFP4_BUILD_BENCH=ON)
 // `feed` adds the feed variants (below: the loads alone, bytes in flight by register buffers or a
 // shared-memory ring filled by cp.async) at 16x57344x8192, the path's units loaded several at a
-// time, units over longer runs of each row, and
-// the same bytes read in address order.
+// time, units over longer runs of each row, 512-byte runs moved through shared memory into the
+// path's fragment order (xrun), and the same bytes read in address order. Every variant that
+// keeps the path's fragments is checked to read the path's bytes (an xor of its folds).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -74,6 +75,7 @@ struct Params {
   int n;
   int panels;          // N / 16
   int64_t units;       // slices * panels * groups per slice
+  uint32_t* check;     // feed variants: where set, every warp xors its fold in (one untimed launch)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -316,6 +318,15 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
 
+// A feed variant's check: the xor of every fold, the same for any order of the same bytes read
+// into the same Buf fields (each byte once), so a variant that reads other bytes shows.
+__device__ __forceinline__ void check_fold(const Params& q, uint32_t fold) {
+  if (!q.check) return;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) fold ^= __shfl_xor_sync(0xffffffffu, fold, o);
+  if ((threadIdx.x & 31) == 0) atomicXor(q.check, fold);
+}
+
 template <int kMode, int kK, int kW, int kDepth>
 __global__ void __launch_bounds__(kW * 32, 1) feed_kernel(const Params q) {
   extern __shared__ __align__(16) uint8_t ring[];
@@ -384,6 +395,7 @@ __global__ void __launch_bounds__(kW * 32, 1) feed_kernel(const Params q) {
       __syncwarp();  // every lane has read the slot before the next issue refills it
     }
   }
+  check_fold(q, fold);
   if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
 }
 
@@ -420,6 +432,71 @@ __global__ void __launch_bounds__(kW * 32, 1) batch_kernel(const Params q) {
         if (base + j < n) fold ^= fold_buf(b[h][j]);
     }
   }
+  check_fold(q, fold);
+  if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
+}
+
+// Runs of 512 bytes a row into shared memory, read back in the path's order: a unit (16 rows x 4
+// groups) goes by cp.async, each instruction over one row's 512 bytes, into a per-warp ring of
+// kDepth slots; the lanes then read every group as the path's registers hold it (rows g and g+8,
+// bytes 16c and 64 + 16c of the group; the scale pairs) with LDS. Chunk l of row j lands at l ^ 4(j & 1)
+// so each quarter-warp's 16-byte reads fall in distinct banks. What the exchange costs on top of
+// the 512-byte runs.
+constexpr int kXRun = 512, kXSlot = 16 * kXRun + 16 * (kXRun / 8);
+template <int kK, int kW, int kDepth>
+__global__ void __launch_bounds__(kW * 32, 1) xrun_kernel(const Params q) {
+  extern __shared__ __align__(16) uint8_t ring[];
+  constexpr int kUnitsRow = kK / 2 / kXRun;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  const int64_t total_warps = int64_t(gridDim.x) * kW, gw = int64_t(blockIdx.x) * kW + warp;
+  const int64_t units = int64_t(q.units) * kGroupRowBytes / kXRun;
+  const int64_t u0 = gw * units / total_warps, u1 = (gw + 1) * units / total_warps;
+  const int n = static_cast<int>(u1 - u0);
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ring)) + warp * kDepth * kXSlot;
+  auto issue = [&](int64_t u, int slot) {
+    const int64_t panel = u / kUnitsRow;
+    const int part = static_cast<int>(u % kUnitsRow);
+    const uint8_t* rows = q.b + panel * 16 * (kK / 2) + int64_t(part) * kXRun;
+    const uint32_t d = base + slot * kXSlot;
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+      cp_async16(d + j * kXRun + 16 * (lane ^ (4 * (j & 1))), rows + int64_t(j) * (kK / 2) + 16 * lane);
+    const uint8_t* srows = q.sfb + panel * 16 * (kK / 16) + int64_t(part) * (kXRun / 8);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int e = j * 32 + lane, r = e >> 2;
+      cp_async16(d + 16 * kXRun + r * (kXRun / 8) + 16 * (e & 3), srows + int64_t(r) * (kK / 16) + 16 * (e & 3));
+    }
+  };
+  for (int j = 0; j < kDepth - 1; ++j) {
+    if (j < n) issue(u0 + j, j);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+  uint32_t fold = 0;
+  for (int i = 0; i < n; ++i) {
+    if (i + kDepth - 1 < n) issue(u0 + i + kDepth - 1, (i + kDepth - 1) % kDepth);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    asm volatile("cp.async.wait_group %0;" ::"n"(kDepth - 1) : "memory");
+    __syncwarp();
+    const uint8_t* slot = ring + (warp * kDepth + i % kDepth) * kXSlot;
+    const int sw = 4 * (g & 1);  // rows g and g + 8 share their parity
+#pragma unroll
+    for (int G = 0; G < kXRun / kGroupRowBytes; ++G) {
+      Buf b;
+      b.g0 = *reinterpret_cast<const uint4*>(slot + g * kXRun + 16 * ((8 * G + c) ^ sw));
+      b.g1 = *reinterpret_cast<const uint4*>(slot + g * kXRun + 16 * ((8 * G + 4 + c) ^ sw));
+      b.h0 = *reinterpret_cast<const uint4*>(slot + (g + 8) * kXRun + 16 * ((8 * G + c) ^ sw));
+      b.h1 = *reinterpret_cast<const uint4*>(slot + (g + 8) * kXRun + 16 * ((8 * G + 4 + c) ^ sw));
+      const uint8_t* sc = slot + 16 * kXRun + G * kGroupRowScales;
+      b.sg0 = *reinterpret_cast<const uint16_t*>(sc + g * (kXRun / 8) + 2 * c);
+      b.sg1 = *reinterpret_cast<const uint16_t*>(sc + g * (kXRun / 8) + 8 + 2 * c);
+      b.sh0 = *reinterpret_cast<const uint16_t*>(sc + (g + 8) * (kXRun / 8) + 2 * c);
+      b.sh1 = *reinterpret_cast<const uint16_t*>(sc + (g + 8) * (kXRun / 8) + 8 + 2 * c);
+      fold ^= fold_buf(b);
+    }
+    __syncwarp();  // every lane has read the slot before the next issue refills it
+  }
+  check_fold(q, fold);
   if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
 }
 
@@ -769,6 +846,23 @@ bool run_shape(const Device& d, int n, int samples) {
   return ref_bad == 0 && ok_first && ok_after && ok_n;
 }
 
+// One untimed launch of a feed variant with q.check set: the xor of all its folds.
+template <class K>
+uint32_t fold_xor(K k, unsigned grid, unsigned threads, size_t smem, Params q) {
+  uint32_t* d = nullptr;
+  NVFP4_CUDA_CHECK(cudaMalloc(&d, 4));
+  NVFP4_CUDA_CHECK(cudaMemset(d, 0, 4));
+  q.check = d;
+  k<<<grid, threads, smem>>>(q);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  uint32_t h = 0;
+  NVFP4_CUDA_CHECK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));
+  NVFP4_CUDA_CHECK(cudaFree(d));
+  return h;
+}
+uint32_t g_path_xor = 0;  // the path's own loads (feed regs 16 x 3), what the others must match
+bool g_feed_ok = true;
+
 // The feed variants at one shape (K = kK): median us and TB/s of B, each beside the others.
 template <int kMode, int kK, int kW, int kDepth>
 void feed_row(const Device& d, Case& cs, int samples) {
@@ -790,12 +884,16 @@ void feed_row(const Device& d, Case& cs, int samples) {
     NVFP4_CUDA_CHECK_LAUNCH();
   };
   const float us = blocks < 1 ? NAN : median_us(d, launch, samples, nullptr, 0);
+  const uint32_t x = blocks < 1 ? 0 : fold_xor(k, grid, kW * 32, smem, q);
+  if (kMode == kRegs && kW == 16 && kDepth == 3) g_path_xor = x;
   const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
   const double kb_in_flight = double(kW) * (kDepth - 1) * 16 * (kGroupRowBytes + kGroupRowScales) / 1024;
   std::printf("  %-6s warps %2d depth %2d: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B, "
-              "smem %3zu KB%s)\n",
+              "smem %3zu KB%s)%s\n",
               kMode == kRegs ? "regs" : "async", kW, kDepth, us, b_bytes / (us * 1e-6) / 1e12, kb_in_flight,
-              fa.numRegs, size_t(fa.localSizeBytes), smem / 1024, blocks < 1 ? ", DOES NOT FIT" : "");
+              fa.numRegs, size_t(fa.localSizeBytes), smem / 1024, blocks < 1 ? ", DOES NOT FIT" : "",
+              x == g_path_xor ? "" : "  BYTES DIFFER FROM THE PATH'S");
+  if (x != g_path_xor) g_feed_ok = false;
 }
 
 template <int kK, int kW, int kB>
@@ -814,9 +912,37 @@ void batch_row(const Device& d, Case& cs, int samples) {
   };
   const float us = median_us(d, launch, samples, nullptr, 0);
   const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
-  std::printf("  batch  warps %2d, %d groups at once: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B)\n",
+  const uint32_t x = fold_xor(k, d.sms, kW * 32, 0, q);
+  if (x != g_path_xor) g_feed_ok = false;
+  std::printf("  batch  warps %2d, %d groups at once: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B)%s\n",
               kW, kB, us, b_bytes / (us * 1e-6) / 1e12, double(kW) * kB * 16 * (kGroupRowBytes + kGroupRowScales) / 1024,
-              fa.numRegs, size_t(fa.localSizeBytes));
+              fa.numRegs, size_t(fa.localSizeBytes), x == g_path_xor ? "" : "  BYTES DIFFER FROM THE PATH'S");
+}
+
+template <int kK, int kW, int kDepth>
+void xrun_row(const Device& d, Case& cs, int samples) {
+  Params q{};
+  q.b = cs.t.b.get<uint8_t>();
+  q.sfb = cs.t.sfb.get<uint8_t>();
+  q.sink = cs.sink;
+  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
+  const size_t smem = size_t(kW) * kDepth * kXSlot;
+  auto k = xrun_kernel<kK, kW, kDepth>;
+  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  cudaFuncAttributes fa{};
+  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
+  const auto launch = [&] {
+    k<<<d.sms, kW * 32, smem>>>(q);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  };
+  const float us = median_us(d, launch, samples, nullptr, 0);
+  const uint32_t x = fold_xor(k, d.sms, kW * 32, smem, q);
+  if (x != g_path_xor) g_feed_ok = false;
+  const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
+  std::printf("  xrun   warps %2d depth %d, 512 B a row by cp.async, read back in the path's order: %7.1f us  %5.2f TB/s  "
+              "(%3.0f KB in flight an SM, %3d regs, local %zu B, smem %3zu KB)%s\n",
+              kW, kDepth, us, b_bytes / (us * 1e-6) / 1e12, double(kW) * (kDepth - 1) * kXSlot / 1024, fa.numRegs,
+              size_t(fa.localSizeBytes), smem / 1024, x == g_path_xor ? "" : "  BYTES DIFFER FROM THE PATH'S");
 }
 
 template <int kK, int kRun, int kW, int kDepth>
@@ -872,6 +998,9 @@ bool run_feed(const Device& d, int samples) {
   run_row<kK, 512, 16, 1>(d, cs, samples);
   run_row<kK, 512, 8, 3>(d, cs, samples);
   run_row<kK, 1024, 8, 1>(d, cs, samples);
+  xrun_row<kK, 8, 3>(d, cs, samples);
+  xrun_row<kK, 12, 2>(d, cs, samples);
+  xrun_row<kK, 6, 4>(d, cs, samples);
   {  // the same bytes read in address order: what DRAM gives a plain stream on this card
     const int64_t na = int64_t(kN) * kK / 2 / 16, nb = int64_t(kN) * kK / 16 / 16;
     const auto* a = cs.t.b.get<uint4>();
@@ -890,7 +1019,8 @@ bool run_feed(const Device& d, int samples) {
     }
   }
   NVFP4_CUDA_CHECK(cudaFree(cs.sink));
-  return true;
+  std::printf("  every variant that keeps the path's fragments read the path's bytes: %s\n", g_feed_ok ? "PASS" : "FAIL");
+  return g_feed_ok;
 }
 
 }  // namespace nvfp4::sm90::streambench
@@ -923,7 +1053,7 @@ int main(int argc, char** argv) {
     ok &= run_shape<8192, 16>(d, 57344, samples);
     ok &= run_shape<16384, 16>(d, 7168, samples);
     ok &= run_shape<7168, 16>(d, 576, samples);
-    if (argc > 2 && std::string(argv[2]) == "feed") run_feed(d, samples);
+    if (argc > 2 && std::string(argv[2]) == "feed") ok &= run_feed(d, samples);
     NVFP4_CUDA_CHECK(cudaFree(d.flush));
     std::printf("\n%s\n", ok ? "PASS: every check" : "FAIL: see the lines above");
     return ok ? 0 : 1;
