@@ -13,7 +13,10 @@
 // boundaries into pieces reduced like K splits (UnitWalk, schedule.cuh). Two rings
 // in shared memory, each with full/empty mbarriers:
 //   * the A ring, one 64-wide K block per stage: warp 0 lane 0 bulk-copies the block's fp16 A
-//     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait);
+//     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait). 12, 6 or 4
+//     stages, a divisor of the consumers' unroll, and every unit starts at stage 0 (the rest of a
+//     unit's last round is completed empty by both sides), so a consumer's A stage, barrier
+//     addresses and descriptor are constants of the K block's place in its unrolled loop;
 //   * the B ring, kFusedBStageKb = 4 K blocks per stage: warp 1 lane 0 loads the tile's raw packed
 //     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the rows' scale bytes as a
 //     second, unswizzled box of 128 x 32 bytes: the two K quads from the one holding the stage's
@@ -112,7 +115,10 @@ struct Cfg {
   static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers
   static constexpr int kFixed = 1024 + kEpiBytes + kBarBytes + kBStages * (kBBytes + kSBytes);
   static constexpr int kAFit = (kSmemLimit - kFixed) / kABytes;
-  static constexpr int kAStages = kAFit < 16 ? kAFit : 16;
+  // A divisor of the consumer loop's unroll (12), so that every K block's A stage, its phase flip
+  // and its descriptor are compile-time: 12, 6 or 4 stages (each unit starts at stage 0, see the
+  // A producer's padding).
+  static constexpr int kAStages = kAFit >= 12 ? 12 : kAFit >= 6 ? 6 : 4;
   // Three fragment register sets: K block i+1 is decoded into set (i+1) % 3 while the wgmmas of
   // blocks i-1 and i run; then wait_group 1 retires block i-1. (Deeper waits with more sets made
   // ptxas serialise the wgmmas, C7513.)
@@ -127,7 +133,8 @@ struct Cfg {
   static constexpr int kProducerRegs = OCC == 1 ? 56 : 40;
   static constexpr int kLaunchRegs = OCC == 1 ? 168 : 80;
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kLaunchRegs * kThreads, "register file");
-  static_assert(kAStages >= 4 && kBStages >= 2 && kSmem <= size_t(kSmemLimit), "shared memory");
+  static_assert(kAFit >= 4 && 12 % kAStages == 0 && kBStages >= 2 && kSmem <= size_t(kSmemLimit),
+                "shared memory");
   static_assert(2 * (kAStages + kBStages) * 8 <= kBarBytes, "barrier space");
 };
 
@@ -154,7 +161,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
   if (threadIdx.x == 0) {
     for (int s = 0; s < SA; ++s) {
       ptx::mbar_init(fullA + s * 8, 1);      // the A copy's expect_tx arrive
-      ptx::mbar_init(emptyA + s * 8, 256);   // every consumer thread (see release_a)
+      ptx::mbar_init(emptyA + s * 8, 256);   // every consumer thread (see release_b)
     }
     for (int s = 0; s < SB; ++s) {
       ptx::mbar_init(fullB + s * 8, p.scale_tma ? 1 : 1 + 32);  // expect_tx (+ each lane's plain copy)
@@ -196,6 +203,18 @@ __global__ void __launch_bounds__(kThreads, OCC)
           } else {
             ptx::bulk_copy(dst, src, C::kABytes, fb);
           }
+          ++q;
+          if (++stage == SA) {
+            stage = 0;
+            phase ^= 1u;
+          }
+        }
+        // The rest of the ring's round is filled with nothing (an arrive without bytes), so the
+        // next unit starts at stage 0: the consumers' stage of each K block is then its place in
+        // their unrolled loop, a constant (their padding below waits and releases the same stages).
+        while (stage != 0) {
+          if (q >= SA) ptx::mbar_wait(emptyA + stage * 8, phase ^ 1u);
+          ptx::mbar_arrive(fullA + stage * 8);
           ++q;
           if (++stage == SA) {
             stage = 0;
@@ -282,14 +301,15 @@ __global__ void __launch_bounds__(kThreads, OCC)
     constexpr int NF = C::kSets;
     static_assert(NF == 3 && kFusedBStageKb == 4, "the loop below is unrolled for 3 sets x 4 K blocks");
     // The chain per K block is what the loop costs (issue 48, docs/kernels.md "the consumer
-    // chain"): a block's addresses are one multiply-add of its stage each, the A descriptor's low
-    // word included (no field masking: the ring lies below 256 KB), and a B stage is waited for and
-    // released in the stage's first and last block only (a unit's partial last stage after the loop).
+    // chain"): every unit starts at A stage 0 and the ring's depth divides the loop's unroll, so a
+    // block's A stage, barriers and descriptor are constants of its place in the loop (the
+    // descriptor's low word plus an immediate: no field masking, the ring lies below 256 KB); a B
+    // stage is waited for and released in the stage's first and last block only (a unit's partial
+    // last stage after the loop).
     const uint64_t adesc0 = make_kmajor_sw128_desc(sA).pack();
     const uint32_t adesc_lo = static_cast<uint32_t>(adesc0), adesc_hi = static_cast<uint32_t>(adesc0 >> 32);
-    int astage = 0, bstage = 0;  // next A stage to consume, B stage being decoded
-    uint32_t aphase = 0, bphase = 0;
-    uint32_t aheld = 0;  // the full barrier of the A stage whose block's wgmmas may still run
+    int bstage = 0;  // B stage being decoded
+    uint32_t aunit = 0, bphase = 0;  // aunit: the phase of A stage 0 at the unit's start
     uint32_t ebox = 0;
     float acc[MT / 2];
     uint32_t fr[NF][4][4];
@@ -298,7 +318,6 @@ __global__ void __launch_bounds__(kThreads, OCC)
     // own shared-memory reads of the stage before the producer's refill. One arrive per warp on
     // behalf of all lanes left the other lanes' reads unordered (racecheck: WAR hazards at every
     // stage reuse; docs/kernels.md, history).
-    auto release_a = [&] { ptx::mbar_arrive(aheld + (emptyA - fullA)); };
     auto release_b = [&] {
       ptx::mbar_arrive(emptyB + bstage * 8);
       if (++bstage == SB) {
@@ -333,36 +352,35 @@ __global__ void __launch_bounds__(kThreads, OCC)
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
       decode(std::integral_constant<int, 0>{}, fr[0]);
       p.stamps.unit_first_block(rec);
-      // K block i: wait for its A stage, issue its wgmmas (set i % 3), decode block i+1 into the
-      // next set (last read by block i-2, retired one step ago) while blocks i-1 and i run, then
-      // wait_group 1 retires block i-1 and its A stage goes back to the producer.
+      // K block i (JJ = i % 12): wait for its A stage, issue its wgmmas (set i % 3), decode block
+      // i+1 into the next set (last read by block i-2, retired one step ago) while blocks i-1 and
+      // i run, then wait_group 1 retires block i-1 and its A stage goes back to the producer.
       // `more`: the unit has a block after this one; `held`: a block before it (in this unit).
-      auto step = [&](auto jc, bool more, bool held, uint32_t(&f)[4][4], uint32_t(&fn)[4][4]) {
-        constexpr int J = decltype(jc)::value;  // i % 4
-        const uint32_t abar = fullA + astage * 8;
-        ptx::mbar_wait(abar, aphase);
-        const uint32_t dlo = adesc_lo + astage * (C::kABytes >> 4);
-        if (++astage == SA) {
-          astage = 0;
-          aphase ^= 1u;
-        }
+      // aph: the phase of A stage 0 in this pass of the loop.
+      uint32_t aph = aunit;
+      auto step = [&](auto jj, bool more, bool held, uint32_t(&f)[4][4], uint32_t(&fn)[4][4]) {
+        constexpr int JJ = decltype(jj)::value;
+        constexpr int AS = JJ % SA;             // its A stage
+        constexpr uint32_t AP = (JJ / SA) & 1;  // its phase relative to stage 0's in this pass
+        constexpr int AH = (JJ + 11) % 12 % SA; // the block before's stage (SA divides 12)
+        ptx::mbar_wait(fullA + AS * 8, aph ^ AP);
         ptx::fence_regs(f);
         ptx::wgmma_fence();
 #pragma unroll
         for (int s = 0; s < 4; ++s)  // k16 steps
-          Wgmma<MT>::mma(acc, f[s], ptx::pack_u64(dlo + uint32_t(wgmma_desc_advance(32 * s)), adesc_hi));
+          Wgmma<MT>::mma(acc, f[s],
+                         ptx::pack_u64(adesc_lo + uint32_t(AS * (C::kABytes >> 4) + wgmma_desc_advance(32 * s)),
+                                       adesc_hi));
         ptx::wgmma_commit();
-        if (more) decode(std::integral_constant<int, (J + 1) % 4>{}, fn);
+        if (more) decode(std::integral_constant<int, (JJ + 1) % 4>{}, fn);
         ptx::wgmma_wait<1>();
-        if (held) release_a();
-        aheld = abar;
+        if (held) ptx::mbar_arrive(emptyA + AH * 8);
       };
       // left = the blocks after block i: one compare with a constant per block.
-#define NVFP4_FUSED_STEP(JJ)                                                                       \
-  step(std::integral_constant<int, (JJ) % 4>{}, (JJ) < left, (JJ) > 0 || i > 0, fr[(JJ) % 3], \
-       fr[((JJ) + 1) % 3]);                                                                    \
+#define NVFP4_FUSED_STEP(JJ)                                                                          \
+  step(std::integral_constant<int, (JJ)>{}, (JJ) < left, (JJ) > 0 || i > 0, fr[(JJ) % 3], fr[((JJ) + 1) % 3]); \
   if ((JJ) >= left) break;
-      for (int i = 0, left = nkb - 1;; i += 12, left -= 12) {
+      for (int i = 0, left = nkb - 1;; i += 12, left -= 12, aph ^= (12 / SA) & 1) {
         NVFP4_FUSED_STEP(0) NVFP4_FUSED_STEP(1) NVFP4_FUSED_STEP(2) NVFP4_FUSED_STEP(3)
         NVFP4_FUSED_STEP(4) NVFP4_FUSED_STEP(5) NVFP4_FUSED_STEP(6) NVFP4_FUSED_STEP(7)
         NVFP4_FUSED_STEP(8) NVFP4_FUSED_STEP(9) NVFP4_FUSED_STEP(10) NVFP4_FUSED_STEP(11)
@@ -370,7 +388,18 @@ __global__ void __launch_bounds__(kThreads, OCC)
 #undef NVFP4_FUSED_STEP
       ptx::wgmma_wait<0>();
       ptx::fence_regs(acc);
-      release_a();  // the last block
+      {
+        // The last block's stage goes back, then the rest of the round, which the A producer
+        // filled with nothing: wait for it (a parity wait must see every phase) and release it.
+        const int last = (nkb - 1) % SA;
+        const uint32_t ph = aunit ^ (((nkb - 1) / SA) & 1);
+        ptx::mbar_arrive(emptyA + last * 8);
+        for (int s = last + 1; s < SA; ++s) {
+          ptx::mbar_wait(fullA + s * 8, ph);
+          ptx::mbar_arrive(emptyA + s * 8);
+        }
+        aunit ^= ((nkb + SA - 1) / SA) & 1;
+      }
       if (nkb % kFusedBStageKb != 0) release_b();  // the unit's partial last B stage
       p.stamps.unit_loop_done(rec);
 
