@@ -22,7 +22,8 @@
 // `feed` adds the feed variants (below: the loads alone, bytes in flight by register buffers or a
 // shared-memory ring filled by cp.async) at 16x57344x8192, the path's units loaded several at a
 // time, units over longer runs of each row, 512-byte runs moved through shared memory into the
-// path's fragment order (xrun), and the same bytes read in address order. Every variant that
+// path's fragment order (xrun; xhold: one slot a warp, a unit read into registers before the next
+// is issued), and the same bytes read in address order. Every variant that
 // keeps the path's fragments is checked to read the path's bytes (an xor of its folds).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -314,9 +315,7 @@ __device__ __forceinline__ uint32_t fold_buf(const Buf& b) {
          b.h0.w ^ b.h1.x ^ b.h1.y ^ b.h1.z ^ b.h1.w ^ b.sg0 ^ b.sg1 ^ b.sh0 ^ b.sh1;
 }
 
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-}
+using streamloop::cp_async16;
 
 // A feed variant's check: the xor of every fold, the same for any order of the same bytes read
 // into the same Buf fields (each byte once), so a variant that reads other bytes shows.
@@ -442,59 +441,85 @@ __global__ void __launch_bounds__(kW * 32, 1) batch_kernel(const Params q) {
 // bytes 16c and 64 + 16c of the group; the scale pairs) with LDS. Chunk l of row j lands at l ^ 4(j & 1)
 // so each quarter-warp's 16-byte reads fall in distinct banks. What the exchange costs on top of
 // the 512-byte runs.
-constexpr int kXRun = 512, kXSlot = 16 * kXRun + 16 * (kXRun / 8);
+// The path's run slot (stream_loop.cuh): 512 B a row, then the scales.
+constexpr int kXRun = streamloop::kRunRow, kXSlot = streamloop::kRunSlot;
+static_assert(kXRun == 512, "the unit below is 4 groups");
+// Unit u (a 16-row panel x 512 B a row and its 64 scale bytes a row) into the slot at d.
+template <int kK>
+__device__ __forceinline__ void xrun_issue(const Params& q, int64_t u, uint32_t d, int lane) {
+  constexpr int kUnitsRow = kK / 2 / kXRun;
+  const int64_t panel = u / kUnitsRow;
+  const int part = static_cast<int>(u % kUnitsRow);
+  const uint8_t* rows = q.b + panel * 16 * (kK / 2) + int64_t(part) * kXRun;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) cp_async16(streamloop::run_code_dst(d, j, lane), rows + int64_t(j) * (kK / 2) + 16 * lane);
+  const uint8_t* srows = q.sfb + panel * 16 * (kK / 16) + int64_t(part) * (kXRun / 8);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int e = j * 32 + lane, r = e >> 2;
+    cp_async16(streamloop::run_scale_dst(d, r, e & 3), srows + int64_t(r) * (kK / 16) + 16 * (e & 3));
+  }
+}
+// Group G of the unit in `slot` (G a loop index here, unrolled)
+__device__ __forceinline__ void xrun_read(const uint8_t* slot, int G, int g, int c, Buf& b) {
+  const streamloop::RunLane o = streamloop::run_lane(g, c);
+  switch (G) {
+    case 0: streamloop::run_read<0>(slot, o, b); break;
+    case 1: streamloop::run_read<1>(slot, o, b); break;
+    case 2: streamloop::run_read<2>(slot, o, b); break;
+    default: streamloop::run_read<3>(slot, o, b); break;
+  }
+}
+// kDepth > 0: a ring of kDepth slots, kDepth - 1 units in flight while one is read (xrun).
+// kDepth == 0 (xhold): one slot a warp; a unit's four groups are read into registers at once,
+// then the next unit is issued into the same slot and is in flight while the four are used - the
+// form whose shared memory fits beside the path's A slab at 16 warps.
 template <int kK, int kW, int kDepth>
 __global__ void __launch_bounds__(kW * 32, 1) xrun_kernel(const Params q) {
   extern __shared__ __align__(16) uint8_t ring[];
-  constexpr int kUnitsRow = kK / 2 / kXRun;
+  constexpr int kSlots = kDepth > 0 ? kDepth : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   const int64_t total_warps = int64_t(gridDim.x) * kW, gw = int64_t(blockIdx.x) * kW + warp;
   const int64_t units = int64_t(q.units) * kGroupRowBytes / kXRun;
   const int64_t u0 = gw * units / total_warps, u1 = (gw + 1) * units / total_warps;
   const int n = static_cast<int>(u1 - u0);
-  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ring)) + warp * kDepth * kXSlot;
-  auto issue = [&](int64_t u, int slot) {
-    const int64_t panel = u / kUnitsRow;
-    const int part = static_cast<int>(u % kUnitsRow);
-    const uint8_t* rows = q.b + panel * 16 * (kK / 2) + int64_t(part) * kXRun;
-    const uint32_t d = base + slot * kXSlot;
-#pragma unroll
-    for (int j = 0; j < 16; ++j)
-      cp_async16(d + j * kXRun + 16 * (lane ^ (4 * (j & 1))), rows + int64_t(j) * (kK / 2) + 16 * lane);
-    const uint8_t* srows = q.sfb + panel * 16 * (kK / 16) + int64_t(part) * (kXRun / 8);
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int e = j * 32 + lane, r = e >> 2;
-      cp_async16(d + 16 * kXRun + r * (kXRun / 8) + 16 * (e & 3), srows + int64_t(r) * (kK / 16) + 16 * (e & 3));
-    }
-  };
-  for (int j = 0; j < kDepth - 1; ++j) {
-    if (j < n) issue(u0 + j, j);
-    asm volatile("cp.async.commit_group;" ::: "memory");
-  }
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ring)) + warp * kSlots * kXSlot;
   uint32_t fold = 0;
-  for (int i = 0; i < n; ++i) {
-    if (i + kDepth - 1 < n) issue(u0 + i + kDepth - 1, (i + kDepth - 1) % kDepth);
+  if constexpr (kDepth == 0) {
+    const uint8_t* slot = ring + warp * kXSlot;
+    if (n > 0) xrun_issue<kK>(q, u0, base, lane);
     asm volatile("cp.async.commit_group;" ::: "memory");
-    asm volatile("cp.async.wait_group %0;" ::"n"(kDepth - 1) : "memory");
-    __syncwarp();
-    const uint8_t* slot = ring + (warp * kDepth + i % kDepth) * kXSlot;
-    const int sw = 4 * (g & 1);  // rows g and g + 8 share their parity
+    for (int i = 0; i < n; ++i) {
+      asm volatile("cp.async.wait_group 0;" ::: "memory");
+      __syncwarp();
+      Buf b[kXRun / kGroupRowBytes];
 #pragma unroll
-    for (int G = 0; G < kXRun / kGroupRowBytes; ++G) {
-      Buf b;
-      b.g0 = *reinterpret_cast<const uint4*>(slot + g * kXRun + 16 * ((8 * G + c) ^ sw));
-      b.g1 = *reinterpret_cast<const uint4*>(slot + g * kXRun + 16 * ((8 * G + 4 + c) ^ sw));
-      b.h0 = *reinterpret_cast<const uint4*>(slot + (g + 8) * kXRun + 16 * ((8 * G + c) ^ sw));
-      b.h1 = *reinterpret_cast<const uint4*>(slot + (g + 8) * kXRun + 16 * ((8 * G + 4 + c) ^ sw));
-      const uint8_t* sc = slot + 16 * kXRun + G * kGroupRowScales;
-      b.sg0 = *reinterpret_cast<const uint16_t*>(sc + g * (kXRun / 8) + 2 * c);
-      b.sg1 = *reinterpret_cast<const uint16_t*>(sc + g * (kXRun / 8) + 8 + 2 * c);
-      b.sh0 = *reinterpret_cast<const uint16_t*>(sc + (g + 8) * (kXRun / 8) + 2 * c);
-      b.sh1 = *reinterpret_cast<const uint16_t*>(sc + (g + 8) * (kXRun / 8) + 8 + 2 * c);
-      fold ^= fold_buf(b);
+      for (int G = 0; G < kXRun / kGroupRowBytes; ++G) xrun_read(slot, G, g, c, b[G]);
+      __syncwarp();  // every lane has read the slot before the next issue refills it
+      if (i + 1 < n) xrun_issue<kK>(q, u0 + i + 1, base, lane);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+#pragma unroll
+      for (int G = 0; G < kXRun / kGroupRowBytes; ++G) fold ^= fold_buf(b[G]);
     }
-    __syncwarp();  // every lane has read the slot before the next issue refills it
+  } else {
+    for (int j = 0; j < kDepth - 1; ++j) {
+      if (j < n) xrun_issue<kK>(q, u0 + j, base + j * kXSlot, lane);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (int i = 0; i < n; ++i) {
+      if (i + kDepth - 1 < n) xrun_issue<kK>(q, u0 + i + kDepth - 1, base + (i + kDepth - 1) % kDepth * kXSlot, lane);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+      asm volatile("cp.async.wait_group %0;" ::"n"(kDepth - 1) : "memory");
+      __syncwarp();
+      const uint8_t* slot = ring + (warp * kDepth + i % kDepth) * kXSlot;
+#pragma unroll
+      for (int G = 0; G < kXRun / kGroupRowBytes; ++G) {
+        Buf b;
+        xrun_read(slot, G, g, c, b);
+        fold ^= fold_buf(b);
+      }
+      __syncwarp();  // every lane has read the slot before the next issue refills it
+    }
   }
   check_fold(q, fold);
   if (fold == 0x9E3779B9u) q.sink[gw] = fold;  // practically never: keeps the loads alive
@@ -860,111 +885,92 @@ uint32_t fold_xor(K k, unsigned grid, unsigned threads, size_t smem, Params q) {
   NVFP4_CUDA_CHECK(cudaFree(d));
   return h;
 }
-uint32_t g_path_xor = 0;  // the path's own loads (feed regs 16 x 3), what the others must match
+uint32_t g_path_xor = 0;  // the path's own loads (feed regs 16 x 3, the first row), what the others must match
+bool g_have_path_xor = false;
 bool g_feed_ok = true;
+
+// One feed variant at 16x57344x8192-like shapes (K = kK): its kernel timed (one CTA an SM, kW warps,
+// `smem` bytes of dynamic shared memory; NaN where it does not fit), its registers, and - where it
+// keeps the path's fragments - the xor of its folds (one untimed launch).
+struct FeedTiming {
+  float us = NAN;
+  double tbs = 0;  // TB/s of B's codes and scales
+  int regs = 0;
+  size_t local = 0;
+  bool differs = false;  // its bytes are not the path's
+};
+template <int kK, class K>
+FeedTiming time_feed(const Device& d, Case& cs, int samples, K k, int warps, size_t smem, bool fold_checked) {
+  Params q{};
+  q.b = cs.t.b.get<uint8_t>();
+  q.sfb = cs.t.sfb.get<uint8_t>();
+  q.sink = cs.sink;
+  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
+  if (smem > 0) NVFP4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  cudaFuncAttributes fa{};
+  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
+  int blocks = 0;
+  NVFP4_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, warps * 32, smem));
+  FeedTiming t;
+  t.regs = fa.numRegs;
+  t.local = size_t(fa.localSizeBytes);
+  if (blocks < 1) return t;
+  const unsigned grid = static_cast<unsigned>(d.sms), threads = static_cast<unsigned>(warps * 32);
+  const auto launch = [&] {
+    k<<<grid, threads, smem>>>(q);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  };
+  t.us = median_us(d, launch, samples, nullptr, 0);
+  t.tbs = (double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16) / (t.us * 1e-6) / 1e12;
+  if (fold_checked) {
+    const uint32_t x = fold_xor(k, grid, threads, smem, q);
+    if (!g_have_path_xor) {  // the first row is the path's own loads
+      g_path_xor = x;
+      g_have_path_xor = true;
+    }
+    t.differs = x != g_path_xor;
+    if (t.differs) g_feed_ok = false;
+  }
+  return t;
+}
+const char* differs_note(const FeedTiming& t) { return t.differs ? "  BYTES DIFFER FROM THE PATH'S" : ""; }
 
 // The feed variants at one shape (K = kK): median us and TB/s of B, each beside the others.
 template <int kMode, int kK, int kW, int kDepth>
 void feed_row(const Device& d, Case& cs, int samples) {
-  Params q{};
-  q.b = cs.t.b.get<uint8_t>();
-  q.sfb = cs.t.sfb.get<uint8_t>();
-  q.sink = cs.sink;
-  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
   const size_t smem = kMode == kAsync ? size_t(kW) * kDepth * kFeedSlotBytes : 0;
-  auto k = feed_kernel<kMode, kK, kW, kDepth>;
-  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  cudaFuncAttributes fa{};
-  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
-  int blocks = 0;
-  NVFP4_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, kW * 32, smem));
-  const unsigned grid = static_cast<unsigned>(d.sms);
-  const auto launch = [&] {
-    k<<<grid, kW * 32, smem>>>(q);
-    NVFP4_CUDA_CHECK_LAUNCH();
-  };
-  const float us = blocks < 1 ? NAN : median_us(d, launch, samples, nullptr, 0);
-  const uint32_t x = blocks < 1 ? 0 : fold_xor(k, grid, kW * 32, smem, q);
-  if (kMode == kRegs && kW == 16 && kDepth == 3) g_path_xor = x;
-  const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
+  const FeedTiming t = time_feed<kK>(d, cs, samples, feed_kernel<kMode, kK, kW, kDepth>, kW, smem, true);
   const double kb_in_flight = double(kW) * (kDepth - 1) * 16 * (kGroupRowBytes + kGroupRowScales) / 1024;
   std::printf("  %-6s warps %2d depth %2d: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B, "
               "smem %3zu KB%s)%s\n",
-              kMode == kRegs ? "regs" : "async", kW, kDepth, us, b_bytes / (us * 1e-6) / 1e12, kb_in_flight,
-              fa.numRegs, size_t(fa.localSizeBytes), smem / 1024, blocks < 1 ? ", DOES NOT FIT" : "",
-              x == g_path_xor ? "" : "  BYTES DIFFER FROM THE PATH'S");
-  if (x != g_path_xor) g_feed_ok = false;
+              kMode == kRegs ? "regs" : "async", kW, kDepth, t.us, t.tbs, kb_in_flight, t.regs, t.local, smem / 1024,
+              std::isnan(t.us) ? ", DOES NOT FIT" : "", differs_note(t));
 }
 
 template <int kK, int kW, int kB>
 void batch_row(const Device& d, Case& cs, int samples) {
-  Params q{};
-  q.b = cs.t.b.get<uint8_t>();
-  q.sfb = cs.t.sfb.get<uint8_t>();
-  q.sink = cs.sink;
-  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
-  auto k = batch_kernel<kK, kW, kB>;
-  cudaFuncAttributes fa{};
-  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
-  const auto launch = [&] {
-    k<<<d.sms, kW * 32>>>(q);
-    NVFP4_CUDA_CHECK_LAUNCH();
-  };
-  const float us = median_us(d, launch, samples, nullptr, 0);
-  const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
-  const uint32_t x = fold_xor(k, d.sms, kW * 32, 0, q);
-  if (x != g_path_xor) g_feed_ok = false;
+  const FeedTiming t = time_feed<kK>(d, cs, samples, batch_kernel<kK, kW, kB>, kW, 0, true);
   std::printf("  batch  warps %2d, %d groups at once: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B)%s\n",
-              kW, kB, us, b_bytes / (us * 1e-6) / 1e12, double(kW) * kB * 16 * (kGroupRowBytes + kGroupRowScales) / 1024,
-              fa.numRegs, size_t(fa.localSizeBytes), x == g_path_xor ? "" : "  BYTES DIFFER FROM THE PATH'S");
+              kW, kB, t.us, t.tbs, double(kW) * kB * 16 * (kGroupRowBytes + kGroupRowScales) / 1024, t.regs, t.local,
+              differs_note(t));
 }
 
 template <int kK, int kW, int kDepth>
 void xrun_row(const Device& d, Case& cs, int samples) {
-  Params q{};
-  q.b = cs.t.b.get<uint8_t>();
-  q.sfb = cs.t.sfb.get<uint8_t>();
-  q.sink = cs.sink;
-  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
-  const size_t smem = size_t(kW) * kDepth * kXSlot;
-  auto k = xrun_kernel<kK, kW, kDepth>;
-  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  cudaFuncAttributes fa{};
-  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
-  const auto launch = [&] {
-    k<<<d.sms, kW * 32, smem>>>(q);
-    NVFP4_CUDA_CHECK_LAUNCH();
-  };
-  const float us = median_us(d, launch, samples, nullptr, 0);
-  const uint32_t x = fold_xor(k, d.sms, kW * 32, smem, q);
-  if (x != g_path_xor) g_feed_ok = false;
-  const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
-  std::printf("  xrun   warps %2d depth %d, 512 B a row by cp.async, read back in the path's order: %7.1f us  %5.2f TB/s  "
+  const size_t smem = size_t(kW) * (kDepth > 0 ? kDepth : 1) * kXSlot;
+  const FeedTiming t = time_feed<kK>(d, cs, samples, xrun_kernel<kK, kW, kDepth>, kW, smem, true);
+  std::printf("  %s warps %2d depth %d, 512 B a row by cp.async, read back in the path's order: %7.1f us  %5.2f TB/s  "
               "(%3.0f KB in flight an SM, %3d regs, local %zu B, smem %3zu KB)%s\n",
-              kW, kDepth, us, b_bytes / (us * 1e-6) / 1e12, double(kW) * (kDepth - 1) * kXSlot / 1024, fa.numRegs,
-              size_t(fa.localSizeBytes), smem / 1024, x == g_path_xor ? "" : "  BYTES DIFFER FROM THE PATH'S");
+              kDepth > 0 ? "xrun  " : "xhold ", kW, kDepth > 0 ? kDepth : 1, t.us, t.tbs,
+              double(kW) * (kDepth > 1 ? kDepth - 1 : 1) * kXSlot / 1024, t.regs, t.local, smem / 1024, differs_note(t));
 }
 
 template <int kK, int kRun, int kW, int kDepth>
 void run_row(const Device& d, Case& cs, int samples) {
-  Params q{};
-  q.b = cs.t.b.get<uint8_t>();
-  q.sfb = cs.t.sfb.get<uint8_t>();
-  q.sink = cs.sink;
-  q.units = int64_t(cs.sh.n / 16) * (kK / kGroupK);
-  auto k = run_kernel<kK, kRun, kW, kDepth>;
-  cudaFuncAttributes fa{};
-  NVFP4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
-  const auto launch = [&] {
-    k<<<d.sms, kW * 32>>>(q);
-    NVFP4_CUDA_CHECK_LAUNCH();
-  };
-  const float us = median_us(d, launch, samples, nullptr, 0);
-  const double b_bytes = double(cs.sh.n) * kK / 2 + double(cs.sh.n) * kK / 16;
+  const FeedTiming t = time_feed<kK>(d, cs, samples, run_kernel<kK, kRun, kW, kDepth>, kW, 0, false);
   std::printf("  run %3d B  warps %2d depth %d: %7.1f us  %5.2f TB/s  (%3.0f KB in flight an SM, %3d regs, local %zu B)\n",
-              kRun, kW, kDepth, us, b_bytes / (us * 1e-6) / 1e12,
-              double(kW) * (kDepth > 1 ? kDepth - 1 : 1) * 16 * (kRun + kRun / 8) / 1024, fa.numRegs,
-              size_t(fa.localSizeBytes));
+              kRun, kW, kDepth, t.us, t.tbs, double(kW) * (kDepth > 1 ? kDepth - 1 : 1) * 16 * (kRun + kRun / 8) / 1024,
+              t.regs, t.local);
 }
 
 bool run_feed(const Device& d, int samples) {
@@ -1001,6 +1007,8 @@ bool run_feed(const Device& d, int samples) {
   xrun_row<kK, 8, 3>(d, cs, samples);
   xrun_row<kK, 12, 2>(d, cs, samples);
   xrun_row<kK, 6, 4>(d, cs, samples);
+  xrun_row<kK, 16, 0>(d, cs, samples);  // xhold: one slot a warp, the unit held in registers
+  xrun_row<kK, 12, 0>(d, cs, samples);
   {  // the same bytes read in address order: what DRAM gives a plain stream on this card
     const int64_t na = int64_t(kN) * kK / 2 / 16, nb = int64_t(kN) * kK / 16 / 16;
     const auto* a = cs.t.b.get<uint4>();

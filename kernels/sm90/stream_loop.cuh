@@ -69,6 +69,56 @@ __device__ __forceinline__ void block_raw(const Buf& b, uint2& w0, uint2& w1) {
   w1 = (J & 1) ? make_uint2(r1.z, r1.w) : make_uint2(r1.x, r1.y);
 }
 
+// Runs (the feed model test's xrun and xhold variants, bench/sm90_stream_bench.cu): up to
+// kRunGroups consecutive groups of one 16-row panel go by cp.async into a warp's slot, one
+// instruction per row over the run's bytes (512 B a whole run: runs of a row this long are what
+// DRAM serves at the rate of a plain stream, the path's own 64-byte pieces of 8 rows 7-9 % below
+// it; bench/notes-sm90-stream.md), and the rows' scale bytes (16 a group) after them. Lane l
+// copies bytes 16l..16l+15 of each row's run, i.e. chunk l % 8 of group l / 8, to chunk
+// l ^ 4 (row & 1) of the row's 512 bytes, so that a quarter-warp's reads below (rows of one
+// parity) fall in distinct banks. run_read then gives each lane what load_group would have: rows
+// g and g + 8, chunks c and 4 + c, the scale pairs.
+constexpr int kRunGroups = 4;
+constexpr int kRunRow = kRunGroups * 128;                  // code bytes of a row
+constexpr int kRunScaleRow = kRunGroups * 16;              // scale bytes of a row
+constexpr int kRunSlot = 16 * kRunRow + 16 * kRunScaleRow;  // 9 KB: codes, then scales
+
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+// Row j's destination of lane `lane`'s 16 bytes in a slot (shared-space address `slot`).
+__device__ __forceinline__ uint32_t run_code_dst(uint32_t slot, int j, int lane) {
+  return slot + j * kRunRow + 16 * (lane ^ (4 * (j & 1)));
+}
+// Scale bytes of row r, group G of the run.
+__device__ __forceinline__ uint32_t run_scale_dst(uint32_t slot, int r, int G) {
+  return slot + 16 * kRunRow + r * kRunScaleRow + 16 * G;
+}
+// A lane's offsets in a slot, formed once: chunk (8G + c) ^ sw of row g is 8G + (c | sw) (sw is
+// bit 2, c bits 0-1), so a group's reads are [offset + immediate].
+struct RunLane {
+  int c0, c1, s;  // row g's chunks c and 4 + c of group 0; its scale pair of group 0
+};
+__device__ __forceinline__ RunLane run_lane(int g, int c) {
+  const int sw = 4 * (g & 1);  // rows g and g + 8 share their parity
+  return {g * kRunRow + 16 * (c | sw), g * kRunRow + 16 * (c | (4 ^ sw)), 16 * kRunRow + g * kRunScaleRow + 2 * c};
+}
+// Group G of the run in `slot` as lane (g, c) holds it (load_group's fields).
+template <int G>
+__device__ __forceinline__ void run_read(const uint8_t* slot, const RunLane& o, Buf& b) {
+  b.g0 = *reinterpret_cast<const uint4*>(slot + o.c0 + 128 * G);
+  b.g1 = *reinterpret_cast<const uint4*>(slot + o.c1 + 128 * G);
+  b.h0 = *reinterpret_cast<const uint4*>(slot + o.c0 + 8 * kRunRow + 128 * G);
+  b.h1 = *reinterpret_cast<const uint4*>(slot + o.c1 + 8 * kRunRow + 128 * G);
+  b.sg0 = *reinterpret_cast<const uint16_t*>(slot + o.s + 16 * G);
+  b.sg1 = *reinterpret_cast<const uint16_t*>(slot + o.s + 16 * G + 8);
+  b.sh0 = *reinterpret_cast<const uint16_t*>(slot + o.s + 8 * kRunScaleRow + 16 * G);
+  b.sh1 = *reinterpret_cast<const uint16_t*>(slot + o.s + 8 * kRunScaleRow + 16 * G + 8);
+}
+
 // The same with the block's two scale bytes: the decode_frag inputs (the model test's form).
 template <int J>
 __device__ __forceinline__ void block_words(const Buf& b, uint2& w0, uint2& w1, uint32_t& sc01) {

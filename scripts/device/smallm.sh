@@ -28,6 +28,7 @@
 #             held in 2-8 register buffers or a cp.async ring of 3-12 groups in shared memory,
 #             2-6 groups of the same rows loaded at once, units reading 128-1024 B runs of each row,
 #             512 B runs through a shared-memory ring read back in the path's order (xrun),
+#             or through one slot a warp read into registers before the next is issued (xhold),
 #             then the same bytes read in address order; FAIL where a variant reads other bytes
 #             (feed.txt; bench/notes-sm90-stream.md says what it decides)
 #   ncu       (not in the default list, ~1 minute) ncu of the path's kernel at 16x57344x8192, pinned:
@@ -231,7 +232,7 @@ step_feed() {
     { say "feed: FAIL (build-bench.log)"; return 1; }
   timeout $(( $(left) < 240 ? $(left) : 240 )) build-sm90/sm90_stream_bench 30 feed > "$R/feed.txt" 2>&1
   local rc=$?
-  grep -E "^  (regs|async|batch|xrun|run|plain|every) " "$R/feed.txt" | tee -a "$S"
+  grep -E "^  (regs|async|batch|xrun|xhold|run|plain|every) " "$R/feed.txt" | tee -a "$S"
   say "feed: $([[ $rc == 0 ]] && echo PASS || echo "FAIL rc=$rc (feed.txt)")"
 }
 
