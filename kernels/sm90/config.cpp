@@ -71,14 +71,12 @@ bool stream_tile_built(int m_tile) { return m_tile == 8 || m_tile == 16 || m_til
 
 namespace {
 
-// Shared memory of a streaming CTA (stream_kernel.cuh, Smem): two panel-slice tags a warp, one
-// boundary partial a warp (16 x m_tile FP32; the other is parked in the warp's feed slot), one
-// feed slot a warp, then the A slab (per slice group, 4 K blocks of m_tile rows x 4 lanes x 32
-// bytes: the lanes' mma B-operand registers).
+// Shared memory of a streaming CTA: the A slab (per slice group, 4 K blocks of m_tile rows x 4
+// lanes x 32 bytes: the lanes' mma B-operand registers) and two boundary partials a warp (16 x
+// m_tile FP32 each) with their panel-slice tags.
 size_t stream_slab_group_bytes(int m_tile) { return size_t(4) * m_tile * 128; }
 size_t stream_entries_bytes(const StreamConfig& c) {
-  return round_up(size_t(c.warps) * 2 * 4, 16) + size_t(c.warps) * kStreamPanelRows * c.m_tile * 4 +
-         size_t(c.warps) * kStreamRunSlot;
+  return size_t(c.warps) * 2 * (size_t(kStreamPanelRows) * c.m_tile * 4 + 8);
 }
 // Slices one CTA's units span, at most.
 int stream_slab_slices(const StreamPlan& p) {

@@ -322,10 +322,6 @@ StreamConfig stream_candidate(const Shape& s, int sms) {
   // decodes its slices of A and joins the grid's barrier: idle ones only cost)
   const int64_t units = s.l * ceil_div(s.n, int64_t(kStreamPanelRows)) * std::max<int64_t>(1, s.k / kStreamGroupK);
   c.ctas = static_cast<int>(std::clamp<int64_t>(ceil_div(units, int64_t(c.warps)), 1, std::max(1, sms)));
-  // more CTAs, up to one a unit or an SM, where one CTA's slices of A would not fit in shared
-  // memory beside the warps' feed slots (few units over many slices: L > 1, long K, small N)
-  const int most = static_cast<int>(std::clamp<int64_t>(units, 1, std::max(1, sms)));
-  while (c.ctas < most && !stream_shape_error(s, c).empty()) ++c.ctas;
   if (!stream_shape_error(s, c).empty()) c.m_tile = 0;
   return c;
 }

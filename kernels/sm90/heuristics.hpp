@@ -67,8 +67,8 @@ FusedConfig choose_fused(const Shape& s, int sm_count, const CostModels& m = shi
 TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count, const CostModels& m = shipped_models());
 // The streaming path (small M): its configuration for the shape - the smallest M tile (8, 16, 32)
 // holding M, stream_warps(m_tile) warps, one CTA per SM or one per that many units where fewer
-// (more, up to one a unit, where one CTA's slices of A would not fit its shared memory) - or
-// none (m_tile 0) where it does not run the shape (stream_shape_error).
+// - or none (m_tile 0) where it does not run the
+// shape (stream_shape_error).
 StreamConfig stream_candidate(const Shape& s, int sm_count);
 
 // Auto takes the streaming path wherever it runs the shape and M <= kStreamChosenMaxM, ahead of

@@ -42,9 +42,6 @@ void launch_stream(const Shape& s, const Operands& ops, const StreamConfig& c, v
                    cudaStream_t stream, DeviceState& dev) {
   const StreamLayout w = stream_layout(s, c);
   if (const std::string e = stream_shape_error(s, c, &w); !e.empty()) throw usage_error("sm90: " + e);
-  // The feed copies B's codes and scales 16 bytes at a time (stream_loop.cuh, runs).
-  if (reinterpret_cast<uintptr_t>(ops.sfb) % 16 != 0)
-    throw runtime_error("sm90: the stream path needs B's scales 16-byte aligned");
   if (c.ctas > dev.sm_count())
     throw usage_error(fmt::format("sm90: stream ctas {} is more than the {} SMs (one CTA an SM, all resident)",
                                   c.ctas, dev.sm_count()));

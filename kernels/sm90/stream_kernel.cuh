@@ -2,10 +2,8 @@
 // pieces stream_loop.cuh). One CTA per SM, 16 warps (12 at M tile 32), one cooperative launch per
 // call, in two phases around one grid-wide barrier:
 //   1. each CTA decodes the slices of A its units touch into the shared slab (rows past M zero)
-//      while each warp's first run of B loads; then each warp walks its units: B in runs of up
-//      to four groups by cp.async into the warp's own shared-memory slot (stream_loop.cuh: one
-//      copy a row over 512 bytes), read from there two groups at a time into registers, the next
-//      run issued once the slot is read; decode, mma.sync against the slab. At the end of
+//      while each warp's first two B groups load; then each warp walks its units: B from global
+//      memory into registers two groups ahead, decode, mma.sync against the slab. At the end of
 //      each panel-slice a warp holds a piece: one that no other warp of the CTA shares is stored
 //      to its slot in the workspace at once (plain stores: no fence, no atomic, so the loads in
 //      flight are never waited for), the (at most two) others wait in shared memory and are
@@ -123,35 +121,18 @@ __device__ __forceinline__ void finish_panel(const Params& q, int64_t panel, int
   }
 }
 
-// Shared memory (config.cpp's stream_layout sizes it the same way): the warps' boundary-piece
-// tags, the first pieces they do not own alone (the head), one feed slot a warp, then the A slab.
-// A warp's last such piece is parked in its own slot, whose copies are all done by then.
-template <int NT, int kWarps>
-struct Smem {
-  static constexpr int kTags = (kWarps * 2 * 4 + 15) / 16 * 16;
-  static constexpr int kHead = kWarps * Geometry<NT>::kPiece * 16;
-  static constexpr int kRing = kTags + kHead;
-  static constexpr int kSlab = kRing + kWarps * kStreamRunSlot;
-};
-
 template <int NT, int kWarps = warps_for<NT>()>
 __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) {
   using G = Geometry<NT>;
-  using L = Smem<NT, kWarps>;
   using namespace streamloop;
   extern __shared__ __align__(16) uint8_t smem[];
   const StreamPlan& p = q.plan;
   const int gs = p.slice_groups;
-  int* tags = reinterpret_cast<int*>(smem);
-  uint8_t* slab = smem + L::kSlab;
+  // shared memory: the warps' boundary pieces and their tags (fixed offsets), then the A slab
+  float4* entries = reinterpret_cast<float4*>(smem);
+  long long* tags = reinterpret_cast<long long*>(entries + kWarps * 2 * G::kPiece);
+  uint8_t* slab = reinterpret_cast<uint8_t*>(tags + kWarps * 2);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
-  uint8_t* slot = smem + L::kRing + warp * kStreamRunSlot;
-  const uint32_t slot_s = static_cast<uint32_t>(__cvta_generic_to_shared(slot));
-  // Boundary piece e = 2 warp + (0: the warp's first, 1: its last)
-  auto entry = [&](int e) {
-    return e & 1 ? reinterpret_cast<float4*>(smem + L::kRing + (e >> 1) * kStreamRunSlot)
-                 : reinterpret_cast<float4*>(smem + L::kTags) + (e >> 1) * G::kPiece;
-  };
   const int64_t gw = int64_t(blockIdx.x) * kWarps + warp;
   const int64_t u0 = stream_warp_start(p, gw), u1 = stream_warp_start(p, gw + 1);
   const int n = static_cast<int>(u1 - u0);
@@ -162,50 +143,42 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
     tags[2 * warp + 1] = -1;
   }
 
-  // Load cursor: (batch x slices + slice, panel, group in slice), and the units not yet issued.
+  // load cursor: (batch, slice, panel, group in slice) and this lane's code / scale pointers
   const int64_t z0 = u0 / p.per_z;
   const int64_t r0 = u0 - z0 * p.per_z;
   int ld_z = static_cast<int>(z0);  // units < 2^31 (config.cpp)
   int ld_p = static_cast<int>(r0 / gs), ld_gl = static_cast<int>(r0 - int64_t(ld_p) * gs);
-  int ld_left = n;
-  // The next run into this warp's slot: the groups up to the next multiple of kRunGroups of the
-  // slice, the slice's end or the warp's last unit. Rows past N are copies of row N - 1.
-  auto issue_run = [&]() -> int {
-    const int len = min(min(kRunGroups - (ld_gl & (kRunGroups - 1)), gs - ld_gl), ld_left);
+  const uint8_t *cp = nullptr, *sp = nullptr;
+  int dc = 0;  // row g + 8's code offset from row g (K < 2^28: config.cpp); its scales' is dc / 8
+  auto set_ptrs = [&] {
+    const int row0 = min(ld_p * kStreamPanelRows + g, q.n - 1), row1 = min(ld_p * kStreamPanelRows + g + 8, q.n - 1);
     const int bt = ld_z / p.slices;
-    const int grp = (ld_z - bt * p.slices) * gs + ld_gl;
-    const int row0 = ld_p * kStreamPanelRows;
-    const int last = min(kStreamPanelRows - 1, q.n - 1 - row0);
     const int64_t row = int64_t(bt) * q.n + row0;
-    const uint32_t kb = static_cast<uint32_t>(q.kbytes), ks = static_cast<uint32_t>(q.kscales);
-    if ((lane >> 3) < len) {
-      const uint8_t* cb = q.b + row * q.kbytes + grp * 128 + 16 * lane;
-      if (last == kStreamPanelRows - 1) {
-#pragma unroll
-        for (int j = 0; j < kStreamPanelRows; ++j, cb += kb) cp_async16(run_code_dst(slot_s, j, lane), cb);
-      } else {  // the last panel
-#pragma unroll
-        for (int j = 0; j < kStreamPanelRows; ++j) cp_async16(run_code_dst(slot_s, j, lane), cb + min(j, last) * kb);
-      }
-    }
-    const uint8_t* sb = q.sfb + row * q.kscales + grp * 16;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int e = 32 * h + lane, r = e >> 2, pc = e & 3;  // row r, group pc of the run
-      if (pc < len) cp_async16(run_scale_dst(slot_s, r, pc), sb + min(r, last) * ks + 16 * pc);
-    }
-    cp_async_commit();
-    ld_left -= len;
-    if ((ld_gl += len) == gs) {
+    const int grp = (ld_z - bt * p.slices) * gs + ld_gl;
+    cp = q.b + row * q.kbytes + grp * 128 + 16 * c;
+    sp = q.sfb + row * q.kscales + grp * 16 + 2 * c;
+    dc = (row1 - row0) * static_cast<int>(q.kbytes);
+  };
+  auto load_next = [&](Buf& b) {
+    load_group(b, cp, sp, dc, dc >> 3);
+    if (++ld_gl < gs) {
+      cp += 128;
+      sp += 16;
+    } else {
       ld_gl = 0;
       if (++ld_p == p.panels) {
         ld_p = 0;
         ++ld_z;
       }
+      set_ptrs();
     }
-    return len;
   };
-  int len = n > 0 ? issue_run() : 0;  // the first run loads while the slab is decoded
+  Buf b0, b1, b2;
+  if (n > 0) {
+    set_ptrs();
+    load_next(b0);
+  }
+  if (n > 1) load_next(b1);
 
   // A slab: the slices [z_first, z_first + z_count) this CTA's units touch. Four entries a thread
   // at a time, their loads first (L2 latency, not issue, is what this costs).
@@ -221,9 +194,9 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
       for (int u = 0; u < kBatch; ++u) {
         const int e = e0 + u * static_cast<int>(blockDim.x);
         const int cc = e & 3, m = (e >> 2) & (G::kMT - 1), rest = e / (4 * G::kMT);
-        const int gz = rest >> 2;  // group gl2 of slab slice `sl`
-        const int sl = gz / gs, gl2 = gz - sl * gs;
-        const int64_t zz = z_first + sl;
+        const int gz = rest >> 2;  // group gl2 of slab slice `slot`
+        const int slot = gz / gs, gl2 = gz - slot * gs;
+        const int64_t zz = z_first + slot;
         const int64_t bt = stream_div(zz, p.slices);
         const int grp = static_cast<int>(zz - bt * p.slices) * gs + gl2;
         const int sb = virtual_block(rest & 3, cc);
@@ -283,11 +256,10 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
       if ((!first_piece || start_alone) && (i + 1 < n || end_alone)) {
         store_piece<NT>(q, acc, c_ps, first_piece ? first_slot : 0, lane);
       } else {
-        // the warp's last unit: its slot's reads are done and no copy is pending
         const int e = 2 * warp + (first_piece ? 0 : 1);
-        float4* dst = entry(e);
 #pragma unroll
-        for (int t = 0; t < NT; ++t) dst[t * 32 + lane] = make_float4(acc[t][0], acc[t][1], acc[t][2], acc[t][3]);
+        for (int t = 0; t < NT; ++t)
+          entries[e * G::kPiece + t * 32 + lane] = make_float4(acc[t][0], acc[t][1], acc[t][2], acc[t][3]);
         if (lane == 0) tags[e] = c_ps;
       }
 #pragma unroll
@@ -306,32 +278,17 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
     }
   };
 
-  // A run's groups are read from the slot two at a time; the next run is issued once the last
-  // two are read, and loads while they are used (two groups of lead, as two register buffers
-  // ahead would give, with 40 registers of B held instead of 60).
-  const RunLane ro = run_lane(g, c);
-  Buf b0, b1;
+  // three register buffers, two groups in flight while the third is consumed
   for (int i = 0; i < n;) {
-    const int cur = len;
-    cp_async_wait_all();
-    __syncwarp();
-    run_read<0>(slot, ro, b0);
-    if (cur > 1) run_read<1>(slot, ro, b1);
-    if (cur <= 2) {
-      __syncwarp();  // every lane has read the slot before the next run refills it
-      if (i + cur < n) len = issue_run();
-    }
+    if (i + 2 < n) load_next(b2);
     consume(b0, i);
-    if (cur > 1) consume(b1, i + 1);
-    if (cur > 2) {
-      run_read<2>(slot, ro, b0);
-      if (cur > 3) run_read<3>(slot, ro, b1);
-      __syncwarp();
-      if (i + cur < n) len = issue_run();
-      consume(b0, i + 2);
-      if (cur > 3) consume(b1, i + 3);
-    }
-    i += cur;
+    if (++i == n) break;
+    if (i + 2 < n) load_next(b0);
+    consume(b1, i);
+    if (++i == n) break;
+    if (i + 2 < n) load_next(b1);
+    consume(b2, i);
+    ++i;
   }
 
   // the pieces the CTA's warps share: summed in warp order by the warp holding the first
@@ -339,37 +296,33 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
 #pragma unroll 1
   for (int sl = 0; sl < 2; ++sl) {
     const int e = 2 * warp + sl;
-    const int tag = tags[e];
+    const long long tag = tags[e];
     if (tag < 0) continue;
     int prev = e - 1;
     while (prev >= 0 && tags[prev] < 0) --prev;
     if (prev >= 0 && tags[prev] == tag) continue;
-    {
-      const float4* src = entry(e);
 #pragma unroll
-      for (int t = 0; t < NT; ++t) {
-        const float4 v = src[t * 32 + lane];
-        acc[t][0] = v.x;
-        acc[t][1] = v.y;
-        acc[t][2] = v.z;
-        acc[t][3] = v.w;
-      }
+    for (int t = 0; t < NT; ++t) {
+      const float4 v = entries[e * G::kPiece + t * 32 + lane];
+      acc[t][0] = v.x;
+      acc[t][1] = v.y;
+      acc[t][2] = v.z;
+      acc[t][3] = v.w;
     }
     for (int f = e + 1; f < 2 * kWarps; ++f) {
-      const int tf = tags[f];
+      const long long tf = tags[f];
       if (tf < 0) continue;
       if (tf != tag) break;
-      const float4* src = entry(f);
 #pragma unroll
       for (int t = 0; t < NT; ++t) {
-        const float4 v = src[t * 32 + lane];
+        const float4 v = entries[f * G::kPiece + t * 32 + lane];
         acc[t][0] += v.x;
         acc[t][1] += v.y;
         acc[t][2] += v.z;
         acc[t][3] += v.w;
       }
     }
-    store_piece<NT>(q, acc, tag, static_cast<int>(blockIdx.x - stream_owner(int64_t(tag) * gs, p.units, p.ctas)), lane);
+    store_piece<NT>(q, acc, tag, static_cast<int>(blockIdx.x - stream_owner(tag * gs, p.units, p.ctas)), lane);
   }
 
   // phase 2: every piece stored and visible; CTA b's share of the panels, one warp a panel

@@ -16,7 +16,6 @@
 #include <cstdint>
 
 #include "kernels/sm90/decode.hpp"
-#include "kernels/sm90/stream_plan.hpp"
 
 namespace nvfp4::sm90::streamloop {
 
@@ -70,19 +69,20 @@ __device__ __forceinline__ void block_raw(const Buf& b, uint2& w0, uint2& w1) {
   w1 = (J & 1) ? make_uint2(r1.z, r1.w) : make_uint2(r1.x, r1.y);
 }
 
-// Runs: the path's feed (stream_kernel.cuh). Up to kRunGroups consecutive groups of one 16-row
-// panel go by cp.async into a warp's slot, one instruction per row over the run's bytes (512 B a
-// whole run: runs of a row this long are what DRAM serves at the rate of a plain stream, the
-// path's own 64-byte pieces of 8 rows 7-9 % below it; docs/kernels.md, the streaming path), and
-// the rows' scale bytes (16 a group) after them. Lane l copies bytes 16l..16l+15 of each row's run,
-// i.e. chunk l % 8 of group l / 8, to chunk l ^ 4 (row & 1) of the row's 512 bytes, so that a
-// quarter-warp's reads below (rows of one parity) fall in distinct banks. run_read then gives each
-// lane what load_group would have: rows g and g + 8, chunks c and 4 + c, the scale pairs.
-constexpr int kRunGroups = kStreamRunGroups;
+// Runs (the feed model test's xrun and xhold variants, bench/sm90_stream_bench.cu): up to
+// kRunGroups consecutive groups of one 16-row panel go by cp.async into a warp's slot, one
+// instruction per row over the run's bytes (512 B a whole run: runs of a row this long are what
+// DRAM serves at the rate of a plain stream, the path's own 64-byte pieces of 8 rows 7-9 % below
+// it; bench/notes-sm90-stream.md), and the rows' scale bytes (16 a group) after them. Lane l
+// copies bytes 16l..16l+15 of each row's run, i.e. chunk l % 8 of group l / 8, to chunk
+// l ^ 4 (row & 1) of the row's 512 bytes, so that a quarter-warp's reads below (rows of one
+// parity) fall in distinct banks. run_read then gives each lane what load_group would have: rows
+// g and g + 8, chunks c and 4 + c, the scale pairs. (The path's own feed through such slots was
+// tried and not kept: docs/kernels.md, the streaming path.)
+constexpr int kRunGroups = 4;
 constexpr int kRunRow = kRunGroups * 128;                  // code bytes of a row
 constexpr int kRunScaleRow = kRunGroups * 16;              // scale bytes of a row
 constexpr int kRunSlot = 16 * kRunRow + 16 * kRunScaleRow;  // 9 KB: codes, then scales
-static_assert(kRunSlot == kStreamRunSlot, "one slot size, host and device");
 
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");

@@ -24,10 +24,6 @@
 namespace nvfp4::sm90 {
 
 constexpr int kStreamPanelRows = 16;  // B rows a unit (the mma's M)
-// The feed's run (stream_loop.cuh): up to 4 groups of a panel a copy, into a slot a warp of
-// 16 rows x 512 code bytes and 16 rows x 64 scale bytes.
-constexpr int kStreamRunGroups = 4;
-constexpr int kStreamRunSlot = kStreamPanelRows * kStreamRunGroups * (128 + 16);
 
 struct StreamPlan {
   int64_t units = 0;     // L x slices x panels x slice_groups
