@@ -372,12 +372,12 @@ __global__ void __launch_bounds__(kW * 32, 1) feed_kernel(const Params q) {
     };
     for (int j = 0; j < kDepth - 1; ++j) {
       if (j < n) issue(u0 + j, j);
-      asm volatile("cp.async.commit_group;" ::: "memory");
+      streamloop::cp_async_commit();
     }
     for (int i = 0; i < n; ++i) {
       if (i + kDepth - 1 < n) issue(u0 + i + kDepth - 1, (i + kDepth - 1) % kDepth);
-      asm volatile("cp.async.commit_group;" ::: "memory");
-      asm volatile("cp.async.wait_group %0;" ::"n"(kDepth - 1) : "memory");
+      streamloop::cp_async_commit();
+      streamloop::cp_async_wait<kDepth - 1>();
       __syncwarp();
       const uint8_t* slot = ring + (warp * kDepth + i % kDepth) * kFeedSlotBytes;
       Buf b;
@@ -441,7 +441,7 @@ __global__ void __launch_bounds__(kW * 32, 1) batch_kernel(const Params q) {
 // bytes 16c and 64 + 16c of the group; the scale pairs) with LDS. Chunk l of row j lands at l ^ 4(j & 1)
 // so each quarter-warp's 16-byte reads fall in distinct banks. What the exchange costs on top of
 // the 512-byte runs.
-// The path's run slot (stream_loop.cuh): 512 B a row, then the scales.
+// The run slot (stream_loop.cuh): 512 B a row, then the scales.
 constexpr int kXRun = streamloop::kRunRow, kXSlot = streamloop::kRunSlot;
 static_assert(kXRun == 512, "the unit below is 4 groups");
 // Unit u (a 16-row panel x 512 B a row and its 64 scale bytes a row) into the slot at d.
@@ -488,28 +488,28 @@ __global__ void __launch_bounds__(kW * 32, 1) xrun_kernel(const Params q) {
   if constexpr (kDepth == 0) {
     const uint8_t* slot = ring + warp * kXSlot;
     if (n > 0) xrun_issue<kK>(q, u0, base, lane);
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    streamloop::cp_async_commit();
     for (int i = 0; i < n; ++i) {
-      asm volatile("cp.async.wait_group 0;" ::: "memory");
+      streamloop::cp_async_wait<0>();
       __syncwarp();
       Buf b[kXRun / kGroupRowBytes];
 #pragma unroll
       for (int G = 0; G < kXRun / kGroupRowBytes; ++G) xrun_read(slot, G, g, c, b[G]);
       __syncwarp();  // every lane has read the slot before the next issue refills it
       if (i + 1 < n) xrun_issue<kK>(q, u0 + i + 1, base, lane);
-      asm volatile("cp.async.commit_group;" ::: "memory");
+      streamloop::cp_async_commit();
 #pragma unroll
       for (int G = 0; G < kXRun / kGroupRowBytes; ++G) fold ^= fold_buf(b[G]);
     }
   } else {
     for (int j = 0; j < kDepth - 1; ++j) {
       if (j < n) xrun_issue<kK>(q, u0 + j, base + j * kXSlot, lane);
-      asm volatile("cp.async.commit_group;" ::: "memory");
+      streamloop::cp_async_commit();
     }
     for (int i = 0; i < n; ++i) {
       if (i + kDepth - 1 < n) xrun_issue<kK>(q, u0 + i + kDepth - 1, base + (i + kDepth - 1) % kDepth * kXSlot, lane);
-      asm volatile("cp.async.commit_group;" ::: "memory");
-      asm volatile("cp.async.wait_group %0;" ::"n"(kDepth - 1) : "memory");
+      streamloop::cp_async_commit();
+      streamloop::cp_async_wait<kDepth - 1>();
       __syncwarp();
       const uint8_t* slot = ring + (warp * kDepth + i % kDepth) * kXSlot;
 #pragma unroll

@@ -10,13 +10,11 @@ path's (kernels/sm90/stream_kernel.cuh, stream_kernel<NT, W>: NT n8 tiles of A, 
   DUMP: cuobjdump --dump-sass output, or nvcc --ptx output.
 
 For every such kernel in the dump: the loop is the backward branch whose range holds the most
-K blocks - in the model test's kernels 128-bit streamed global loads (one per K block: 4 a group,
-3 groups a trip), in the path's mma.sync (4 NT a K block; its trip is one run of up to 4 groups,
-its copies issued once a trip, so the count is that of whole runs). Within it, basic blocks that
-hold a global atomic, a fence, a global store or a shared store are the piece ends (once per
-panel-slice, not per K block) and are counted apart. The rest, divided by the loop's K blocks, is
-the count per tile; it still includes the cursor's wrap blocks (once per slice of <= 8 groups),
-so it is an upper bound by ~1-2. The opcode classes are printed per K block too.
+128-bit streamed global loads (one per K block: 4 a group, 3 groups a trip). Within it, basic
+blocks that hold a global atomic, a fence, a global store or a shared store are the piece ends
+(once per panel-slice, not per K block) and are counted apart. The rest, divided by the loop's K
+blocks, is the count per tile; it still includes the cursor's wrap blocks (once per slice of <= 8
+groups), so it is an upper bound by ~1-2. The opcode classes are printed per K block too.
 --check: exit 1 unless every streaming-path kernel has HMMA (mma.sync) in its loop and no local
 memory (LDL/STL; ld.local/st.local) anywhere.
 PTX counts come before ptxas fuses and/or/shift into LOP3: an upper bound of the SASS count.
@@ -121,14 +119,11 @@ def classify(op, sass):
     return op.split('.')[0]
 
 
-def count(ins, leaders, sass, per_kblock=None):
-    """per_kblock: None - a K block is a streamed load (the model test's kernels); else a K block
-    is that many mma.sync (the path's kernels)."""
-    unit = (lambda x: is_stream_load(x, sass)) if per_kblock is None else (lambda x: is_mma(x, sass))
+def count(ins, leaders, sass):
     loops = [(x['target'], x['i']) for x in ins if x['target'] is not None and x['target'] <= x['i']]
     if not loops:
         return None
-    best = max(loops, key=lambda r: sum(unit(ins[j]) for j in range(r[0], r[1] + 1)))
+    best = max(loops, key=lambda r: sum(is_stream_load(ins[j], sass) for j in range(r[0], r[1] + 1)))
     lo, hi = best
     # basic blocks of the loop range
     starts = sorted({lo} | {j for j in leaders if lo < j <= hi} |
@@ -138,8 +133,7 @@ def count(ins, leaders, sass, per_kblock=None):
     for a, b in zip(starts, starts[1:] + [hi + 1]):
         block = ins[a:b]
         (cold if any(is_cold(x, sass) for x in block) else hot).extend(block)
-    units = sum(unit(x) for x in hot)
-    kblocks = units if per_kblock is None else units // per_kblock
+    kblocks = sum(is_stream_load(x, sass) for x in hot)
     return dict(lo=lo, hi=hi, kblocks=kblocks, hot=hot, cold=cold)
 
 
@@ -176,7 +170,7 @@ def main():
     text = dump_text([a for a in args if a != '--check'], 'stream.cu', __doc__)
     sass = 'Function :' in text
     print(f"static counts per warp per 16x64 tile (one K block), from {'SASS' if sass else 'PTX (an upper bound)'}: "
-          "model test loop trip = 3 groups = 12 K blocks, the path's one run of up to 4 groups = 16; piece-end blocks apart")
+          "loop trip = 3 groups = 12 K blocks; piece-end blocks apart")
     failed = []
     for name, lines in functions(text):
         m = KERNEL.search(name)
@@ -184,7 +178,7 @@ def main():
         if not m and not pm:
             continue
         ins, leaders = parse(lines, sass)
-        r = count(ins, leaders, sass, None if m else 4 * int(pm.group(1)))
+        r = count(ins, leaders, sass)
         if m:
             label = f"{VARIANTS[m.group(1)]:8s} K={m.group(2):5s} warps={m.group(3)}"
         else:

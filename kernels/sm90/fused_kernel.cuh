@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
   if (threadIdx.x == 0) {
     for (int s = 0; s < SA; ++s) {
       ptx::mbar_init(fullA + s * 8, 1);      // the A copy's expect_tx arrive
-      ptx::mbar_init(emptyA + s * 8, 256);   // every consumer thread (see release_b)
+      ptx::mbar_init(emptyA + s * 8, 256);   // every consumer thread arrives, as on emptyB (see release_b)
     }
     for (int s = 0; s < SB; ++s) {
       ptx::mbar_init(fullB + s * 8, p.scale_tma ? 1 : 1 + 32);  // expect_tx (+ each lane's plain copy)
