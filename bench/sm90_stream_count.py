@@ -10,7 +10,7 @@ path's (kernels/sm90/stream_kernel.cuh, stream_kernel<NT, W>: NT n8 tiles of A, 
   DUMP: cuobjdump --dump-sass output, or nvcc --ptx output.
 
 For every such kernel in the dump: the loop is the backward branch whose range holds the most
-128-bit streamed global loads (one per K block: 4 a group, 3 groups a trip). Within it, basic
+128-bit streamed global loads (no-allocate: LDG.E.NA.128 in SASS) (one per K block: 4 a group, 3 groups a trip). Within it, basic
 blocks that hold a global atomic, a fence, a global store or a shared store are the piece ends
 (once per panel-slice, not per K block) and are counted apart. The rest, divided by the loop's K
 blocks, is the count per tile; it still includes the cursor's wrap blocks (once per slice of <= 8
@@ -96,7 +96,10 @@ def parse(lines, sass):
 
 
 def is_stream_load(x, sass):
-    return ('LDG' in x['op'] and '.128' in x['op']) if sass else x['op'].startswith('ld.global.nc.L1::no_allocate.v4')
+    # the no-allocate ones only: the pieces' sum loads 128 bits too (ld.global.cg: LDG.E.128.STRONG.GPU)
+    if sass:
+        return x['op'].startswith('LDG') and '.128' in x['op'] and '.NA.' in x['op'] + '.'
+    return x['op'].startswith('ld.global.nc.L1::no_allocate.v4')
 
 
 def is_cold(x, sass):

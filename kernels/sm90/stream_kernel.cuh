@@ -63,49 +63,49 @@ __device__ __forceinline__ void store_piece(const Params& q, const float (&acc)[
   for (int t = 0; t < NT; ++t) __stcg(dst + t * 32 + lane, make_float4(acc[t][0], acc[t][1], acc[t][2], acc[t][3]));
 }
 
-// Phase 2: every piece of `panel` summed in (slice, slot) order, C written. Whole warp.
+// Phase 2: every piece of `panel` summed in (slice, slot) order, C written. Whole warp. The
+// pieces' loads run kAhead ahead of the additions (slot u of the ring holds piece kAhead r + u in
+// round r), so a panel costs about one L2 round trip per kAhead pieces; the additions keep the
+// order, so the bits are those of a plain sum in that order. Two slots, not four: each slot
+// inlines a copy of the walk, and this code runs once a panel, cold in the instruction cache
+// (docs/kernels.md, the streaming path).
 template <int NT>
 __device__ __forceinline__ void finish_panel(const Params& q, int64_t panel, int lane) {
-  constexpr int kPiece = Geometry<NT>::kPiece;
+  constexpr int kAhead = 2;
   const StreamPlan& p = q.plan;
-  const int gs = p.slice_groups;
-  // Software-pipelined: a piece's loads are issued before the previous piece is added, so two
-  // are in flight while the next addresses are worked out; the additions stay in (slice, slot)
-  // order.
-  float4 sum[NT], prev[NT];
-  int have = 0;  // pieces loaded so far
-  auto take = [&] {
+  StreamPieceWalk walk(p, panel);
+  float4 ring[kAhead][NT], sum[NT];
+  bool full[kAhead], started = false;
 #pragma unroll
-    for (int t = 0; t < NT; ++t) {
-      if (have > 1) {
-        sum[t].x += prev[t].x;
-        sum[t].y += prev[t].y;
-        sum[t].z += prev[t].z;
-        sum[t].w += prev[t].w;
-      } else {
-        sum[t] = prev[t];
+  for (int u = 0; u < kAhead; ++u) full[u] = false;
+  // A round adds slot u's piece (if any) and loads the next piece into it: round 0 only loads.
+  do {
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      if (full[u]) {
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          if (started) {
+            sum[t].x += ring[u][t].x;
+            sum[t].y += ring[u][t].y;
+            sum[t].z += ring[u][t].z;
+            sum[t].w += ring[u][t].w;
+          } else {
+            sum[t] = ring[u][t];
+          }
+        }
+        started = true;
+      }
+      full[u] = walk.next();
+      if (full[u]) {
+        const float4* src = reinterpret_cast<const float4*>(q.partial) + walk.piece() * Geometry<NT>::kPiece + lane;
+#pragma unroll
+        for (int t = 0; t < NT; ++t) ring[u][t] = __ldcg(src + t * 32);
       }
     }
-  };
-  for (int s = 0; s < p.slices; ++s) {
-    const int64_t pss = stream_panel_slice(p, panel, s);
-    const int64_t f = stream_owner(pss * gs, p.units, p.ctas), l = stream_owner(pss * gs + gs - 1, p.units, p.ctas);
-    for (int64_t b = f; b <= l; ++b) {
-      const StreamSpan part = stream_cta_part(p, pss, b);
-      if (part.hi <= part.lo) continue;  // an empty CTA between two owners (more CTAs than units)
-      const float4* src = reinterpret_cast<const float4*>(q.partial) + (pss * p.slots + (b - f)) * kPiece;
-      float4 v[NT];
-#pragma unroll
-      for (int t = 0; t < NT; ++t) v[t] = __ldcg(src + t * 32 + lane);
-      if (have > 0) take();
-#pragma unroll
-      for (int t = 0; t < NT; ++t) prev[t] = v[t];
-      ++have;
-    }
-  }
-  take();  // the last piece (every panel has at least one)
+  } while (full[0]);  // slots fill in order: the first empty after a round means all are
   // lane (g, c) holds rows g, g + 8 of the panel (C columns) and A rows 8t + 2c, 8t + 2c + 1
-  const int64_t batch = panel / p.panels;
+  const int64_t batch = stream_div(panel, p.panels);
   const int64_t n0 = (panel - batch * p.panels) * kStreamPanelRows + (lane >> 2), n1 = n0 + 8;
   const int c = lane & 3;
 #pragma unroll
@@ -180,44 +180,50 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
   }
   if (n > 1) load_next(b1);
 
-  // A slab: the slices [z_first, z_first + z_count) this CTA's units touch. Four entries a thread
-  // at a time, their loads first (L2 latency, not issue, is what this costs).
+  // A slab: the slices [z_first, z_first + z_count) this CTA's units touch, a slice at a time, so
+  // that a slice's batch and groups are worked out once (uniform) and an entry's place is shifts
+  // and masks (an entry: lane column cc of row m in virtual K block j of group gl2). Four entries a
+  // thread at a time, their loads first (L2 latency, not issue, is what this costs).
   const int64_t z_first = stream_div(cta0, p.per_z);
   const int z_count = cta1 > cta0 ? static_cast<int>(stream_div(cta1 - 1, p.per_z) - z_first) + 1 : 0;
   {
     constexpr int kBatch = 4;
-    const int total = z_count * gs * 4 * G::kMT * 4;
-    for (int e0 = threadIdx.x; e0 < total; e0 += kBatch * blockDim.x) {
-      uint2 w[kBatch];
-      uint32_t sc[kBatch];
+    constexpr int kRowShift = 2, kBlockShift = kRowShift + (NT == 1 ? 3 : NT == 2 ? 4 : 5);  // log2(4 kMT)
+    static_assert((1 << kBlockShift) == 4 * G::kMT, "entries of one K block");
+    const int per_slice = gs << (kBlockShift + 2);
+    for (int slot = 0; slot < z_count; ++slot) {
+      const int64_t zz = z_first + slot;
+      const int64_t bt = stream_div(zz, p.slices);
+      const int grp0 = static_cast<int>(zz - bt * p.slices) * gs;
+      const uint8_t* a_codes = q.a + bt * q.m * q.kbytes + grp0 * 128;
+      const uint8_t* a_scales = q.sfa + bt * q.m * q.kscales + grp0 * 16;
+      uint8_t* slab_slice = slab + slot * gs * G::kGroupSlab;
+      for (int e0 = threadIdx.x; e0 < per_slice; e0 += kBatch * blockDim.x) {
+        uint2 w[kBatch];
+        uint32_t sc[kBatch];
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const int e = e0 + u * static_cast<int>(blockDim.x);
-        const int cc = e & 3, m = (e >> 2) & (G::kMT - 1), rest = e / (4 * G::kMT);
-        const int gz = rest >> 2;  // group gl2 of slab slice `slot`
-        const int slot = gz / gs, gl2 = gz - slot * gs;
-        const int64_t zz = z_first + slot;
-        const int64_t bt = stream_div(zz, p.slices);
-        const int grp = static_cast<int>(zz - bt * p.slices) * gs + gl2;
-        const int sb = virtual_block(rest & 3, cc);
-        const int64_t row = bt * q.m + m;
-        w[u] = make_uint2(0, 0);
-        sc[u] = 0;
-        if (e < total && m < q.m) {
-          w[u] = __ldg(reinterpret_cast<const uint2*>(q.a + row * q.kbytes + grp * 128 + sb * 8));
-          sc[u] = __ldg(q.sfa + row * q.kscales + grp * 16 + sb);
+        for (int u = 0; u < kBatch; ++u) {
+          const int e = e0 + u * static_cast<int>(blockDim.x);
+          const int cc = e & 3, m = (e >> kRowShift) & (G::kMT - 1), rest = e >> kBlockShift;  // rest: gl2 * 4 + j
+          const int sb = (rest >> 2) * 16 + virtual_block(rest & 3, cc);  // scale block from the slice's start
+          w[u] = make_uint2(0, 0);
+          sc[u] = 0;
+          if (e < per_slice && m < q.m) {
+            w[u] = __ldg(reinterpret_cast<const uint2*>(a_codes + m * q.kbytes + sb * 8));
+            sc[u] = __ldg(a_scales + m * q.kscales + sb);
+          }
         }
-      }
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const int e = e0 + u * static_cast<int>(blockDim.x);
-        if (e >= total) break;
-        const int cc = e & 3, m = (e >> 2) & (G::kMT - 1), rest = e / (4 * G::kMT);
-        uint8_t* block = slab + (rest >> 2) * G::kGroupSlab + (rest & 3) * G::kBlockSlab;
-        if (m < q.m) {
-          slab_entry(block, m, cc, w[u], sc[u]);
-        } else {
-          slab_zero(block, m, cc);
+        for (int u = 0; u < kBatch; ++u) {
+          const int e = e0 + u * static_cast<int>(blockDim.x);
+          if (e >= per_slice) break;
+          const int cc = e & 3, m = (e >> kRowShift) & (G::kMT - 1), rest = e >> kBlockShift;
+          uint8_t* block = slab_slice + rest * G::kBlockSlab;
+          if (m < q.m) {
+            slab_entry(block, m, cc, w[u], sc[u]);
+          } else {
+            slab_zero(block, m, cc);
+          }
         }
       }
     }

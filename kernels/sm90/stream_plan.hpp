@@ -43,8 +43,25 @@ NVFP4_HD int64_t stream_div(int64_t a, int64_t b) {
 }
 
 // The CTA whose range holds unit `pos` (0 <= pos < units): the largest b with start(b) <= pos,
-// empty ranges (more CTAs than units) skipped.
-NVFP4_HD int64_t stream_owner(int64_t pos, int64_t units, int64_t ctas) { return stream_div((pos + 1) * ctas - 1, units); }
+// empty ranges (more CTAs than units) skipped. That is floor(x / units) for x = (pos + 1) ctas - 1;
+// the quotient is below ctas, so a float estimate is off by at most one and two compares make it
+// exact - the final sums find a piece's owners this way, where an integer division would be a
+// long instruction sequence (64 bits: a subroutine).
+NVFP4_HD int64_t stream_owner(int64_t pos, int64_t units, int64_t ctas) {
+  const int64_t x = (pos + 1) * ctas - 1;
+#ifdef __CUDA_ARCH__
+  int64_t q = __float2ll_rz(__fdividef(static_cast<float>(x), static_cast<float>(units)));
+#else
+  int64_t q = static_cast<int64_t>(static_cast<float>(x) / static_cast<float>(units));
+#endif
+  while (q > 0 && q * units > x) --q;
+  while ((q + 1) * units <= x) ++q;
+  return q;
+}
+
+// Whether every CTA holds at least one unit (the CTAs are at most the units): then every CTA from
+// a panel-slice's first owner to its last holds part of it, and the final sums need not test.
+NVFP4_HD bool stream_ctas_all_hold_units(const StreamPlan& p) { return p.units >= p.ctas; }
 
 // The first unit of CTA `cta` and of warp `gw` (of all ctas x warps): stream_k_start's split.
 NVFP4_HD int64_t stream_cta_start(const StreamPlan& p, int64_t cta) { return stream_div(cta * p.units, p.ctas); }
@@ -78,5 +95,37 @@ NVFP4_HD int64_t stream_panel_slice(const StreamPlan& p, int64_t panel, int s) {
   const int64_t batch = stream_div(panel, p.panels);
   return (batch * p.slices + s) * p.panels + (panel - batch * p.panels);
 }
+
+// The pieces of one panel in the final sum's order, (slice, slot) (stream_kernel.cuh, finish_panel):
+// next() moves to the next piece (false past the last, and on every call after); piece() is its
+// index in the workspace (panel-slice x slots + slot). A slice costs two owner estimates, a piece
+// a compare and an add; where every CTA holds units the pieces of a panel-slice are the slots
+// 0 .. last - first owner, else the empty CTAs between are skipped.
+struct StreamPieceWalk {
+  const StreamPlan& p;
+  int s = -1;                             // slice
+  int64_t pss = 0, f = 0, l = -1, b = 0;  // panel-slice, its first and last owner, the CTA next
+  int64_t cta = 0;                        // the piece's CTA
+  NVFP4_HD StreamPieceWalk(const StreamPlan& plan, int64_t panel)
+      : p(plan), pss(stream_panel_slice(plan, panel, 0) - plan.panels) {}  // a panel's slices: panels apart
+  NVFP4_HD bool next() {
+    const int gs = p.slice_groups;
+    for (;;) {
+      if (b > l) {
+        if (s + 1 >= p.slices) return false;
+        ++s;
+        pss += p.panels;
+        f = stream_owner(pss * gs, p.units, p.ctas);
+        l = stream_owner(pss * gs + gs - 1, p.units, p.ctas);
+        b = f;
+      }
+      cta = b++;
+      if (stream_ctas_all_hold_units(p)) return true;
+      const StreamSpan part = stream_cta_part(p, pss, cta);
+      if (part.hi > part.lo) return true;  // else an empty CTA between two owners
+    }
+  }
+  NVFP4_HD int64_t piece() const { return pss * p.slots + (cta - f); }
+};
 
 }  // namespace nvfp4::sm90

@@ -132,8 +132,10 @@ void check(const Shape& s, const StreamConfig& c) {
   for (int64_t b = 0; b < p.ctas; ++b)
     ASSERT_EQ(stream_div((b + 1) * panels, p.ctas), stream_k_start(b + 1, panels, p.ctas));
   ASSERT_EQ(stream_div(int64_t(p.ctas) * panels, p.ctas), panels);
-  // the last arriver reads (stream_kernel.cuh, finish_panel) exactly the slots written
-  for (int64_t panel = 0; panel < panels; ++panel)
+  // the final sums read (stream_kernel.cuh, finish_panel, through StreamPieceWalk) exactly the
+  // slots written, in (slice, slot) order
+  for (int64_t panel = 0; panel < panels; ++panel) {
+    std::vector<int64_t> expect;
     for (int sl = 0; sl < p.slices; ++sl) {
       const int64_t ps = stream_panel_slice(p, panel, sl);
       ASSERT_EQ(stream_panel_of(p, ps), panel);
@@ -144,10 +146,20 @@ void check(const Shape& s, const StreamConfig& c) {
         const StreamSpan part = stream_cta_part(p, ps, b);
         const bool written = r.writes.count({ps, static_cast<int>(b - f)}) > 0;
         ASSERT_EQ(part.hi > part.lo, written) << "panel-slice " << ps << " CTA " << b;
+        if (stream_ctas_all_hold_units(p)) {
+          ASSERT_TRUE(written) << "panel-slice " << ps << " CTA " << b;
+        }
+        if (written) expect.push_back(ps * p.slots + (b - f));
         read += written;
       }
       ASSERT_GE(read, 1);
     }
+    StreamPieceWalk walk(p, panel);
+    std::vector<int64_t> got;
+    while (walk.next()) got.push_back(walk.piece());
+    ASSERT_FALSE(walk.next());  // and stays past the last
+    ASSERT_EQ(got, expect) << "panel " << panel;
+  }
   ASSERT_EQ(int64_t(r.writes.size()) * int64_t(kStreamPanelRows) * c.m_tile * 4 <= int64_t(w.partial), true);
   // the A slab holds every slice a CTA's units touch
   for (int64_t b = 0; b < p.ctas; ++b) {
@@ -185,6 +197,25 @@ TEST(Sm90Stream, DivisionsTakeTheShortPathOnlyWhereExact) {
   for (int64_t a : {int64_t(0), int64_t(1), int64_t(4294967295), int64_t(4294967296), big + 12345, int64_t(15138816)})
     for (int64_t b : {int64_t(1), int64_t(7), int64_t(132), int64_t(4294967295), int64_t(4294967296), big})
       ASSERT_EQ(stream_div(a, b), a / b) << a << " / " << b;
+}
+
+// The owner is a float estimate corrected by two compares (stream_plan.hpp): exact against the
+// integer quotient, at the edges of every CTA's range and at sizes past 32 bits.
+TEST(Sm90Stream, OwnerEstimateIsTheExactQuotient) {
+  int64_t checked = 0;
+  for (int64_t units : {int64_t(1), int64_t(3), int64_t(131), int64_t(132), int64_t(133), int64_t(114688),
+                        int64_t(16777217), int64_t(16777219), int64_t(2147483647)})  // 2^24 + 1, + 3: estimates one high, one low
+    for (int64_t ctas : {int64_t(1), int64_t(2), int64_t(63), int64_t(132), int64_t(1000)})
+      for (int64_t b = 0; b <= ctas; ++b) {
+        const int64_t start = b * units / ctas;  // stream_k_start's split
+        for (int64_t pos : {start - 1, start, start + 1}) {
+          if (pos < 0 || pos >= units) continue;
+          ASSERT_EQ(stream_owner(pos, units, ctas), ((pos + 1) * ctas - 1) / units)
+              << "unit " << pos << " of " << units << ", " << ctas << " CTAs";
+          ++checked;
+        }
+      }
+  EXPECT_GT(checked, 5000);
 }
 
 TEST(Sm90Stream, SlotsBoundTheCtasOfAPanelSlice) {
@@ -245,13 +276,15 @@ TEST(Sm90Stream, ConfigurationsAreSpeltParsedAndRefused) {
   for (const Config& x : configurations(Shape{33, 7168, 2048, 1}, Path::Auto, 132)) EXPECT_NE(x.path, Path::Stream);
 }
 
-// Auto takes the streaming path at M <= kStreamChosenMaxM where it runs the shape, else what it
-// took before (the fused or two-phase path by their models); forced, it picks its tile and CTAs.
+// Auto takes the streaming path where stream_chosen holds (M <= 8 and 2.5-16 units a warp at
+// 132 SMs: 7168 x 16384 has 13.6), else what it took before (the fused or two-phase path by
+// their models); forced, it picks its tile and CTAs.
 TEST(Sm90Stream, ChosenAtSmallMWhereItRuns) {
   for (int64_t m = 1; m <= 40; ++m)
     for (const Shape s : {Shape{m, 7168, 16384, 1}, Shape{m, 576, 7168, 1}, Shape{m, 57344, 8192, 1}}) {
       const Config c = choose_config(s, 132);
-      EXPECT_EQ(c.path == Path::Stream, m <= kStreamChosenMaxM) << m;
+      EXPECT_EQ(c.path == Path::Stream, m <= 8 && s.n == 7168) << m;
+      EXPECT_EQ(c.path == Path::Stream, stream_chosen(s, 132)) << m;
       if (m <= 16) {
         const Config f = choose_config(s, 132, Path::Stream);
         ASSERT_EQ(f.path, Path::Stream) << m;
@@ -263,4 +296,30 @@ TEST(Sm90Stream, ChosenAtSmallMWhereItRuns) {
     }
   // K not a multiple of 256: the fused path as before
   EXPECT_EQ(choose_config(Shape{16, 7168, 320, 1}, 132).path, Path::Fused);
+}
+
+// The band reproduces the device runs it was set from (H100, 132 SMs, cold, the streaming path
+// against the fused path's pick in one call; docs/kernels.md, the streaming path, "When it is
+// taken"): taken on every shape measured faster, on none measured slower. The held-out shapes
+// were measured after the band was set from the first list.
+TEST(Sm90Stream, ChosenWhereMeasuredFaster) {
+  const Shape faster[] = {// the shipped N x K at M = 4 and 8
+                          {8, 24576, 1536, 1}, {8, 7168, 16384, 1}, {8, 7168, 18432, 1}, {8, 4096, 7168, 1},
+                          {8, 10240, 8192, 1}, {8, 8192, 8192, 1}, {4, 4096, 7168, 1}, {4, 24576, 1536, 1},
+                          {1, 7168, 16384, 1}, {1, 4096, 7168, 1},
+                          // held out
+                          {8, 4096, 16384, 1}, {8, 5120, 8192, 1}, {8, 2048, 16384, 1}, {1, 14336, 4096, 1},
+                          {8, 3072, 8192, 1}, {8, 28672, 4096, 1}, {8, 12288, 4096, 1}, {6, 6144, 6144, 1},
+                          {8, 16384, 2048, 1}, {2, 11008, 4096, 1}, {3, 2560, 10240, 1}, {7, 13824, 5120, 1},
+                          {8, 18432, 7168, 1}, {5, 3584, 7168, 1}};
+  const Shape slower[] = {{8, 1536, 7168, 1},  {8, 576, 7168, 1},   {8, 32768, 512, 1},   {8, 7168, 2048, 1},
+                          {8, 57344, 8192, 1}, {8, 8192, 28672, 1}, {4, 1536, 7168, 1},   {4, 7168, 2048, 1},
+                          {4, 57344, 8192, 1}, {4, 8192, 28672, 1}, {4, 36864, 7168, 1}, {8, 4096, 4096, 1},
+                          // M > 8: slower on most shapes
+                          {12, 4096, 7168, 1}, {16, 8192, 8192, 1}, {16, 4096, 7168, 1}, {32, 7168, 16384, 1}};
+  for (const Shape& s : faster) EXPECT_TRUE(stream_chosen(s, 132)) << s.m << "x" << s.n << "x" << s.k;
+  for (const Shape& s : slower) EXPECT_FALSE(stream_chosen(s, 132)) << s.m << "x" << s.n << "x" << s.k;
+  // measured at L = 1 only; K not a multiple of 256 never
+  EXPECT_FALSE(stream_chosen(Shape{8, 7168, 16384, 2}, 132));
+  EXPECT_FALSE(stream_chosen(Shape{8, 7168, 16128 + 64, 1}, 132));
 }
