@@ -326,8 +326,15 @@ StreamConfig stream_candidate(const Shape& s, int sms) {
   return c;
 }
 
+bool stream_chosen(const Shape& s, int sms) {
+  if (s.m > kStreamChosenMaxM || s.l != 1 || stream_candidate(s, sms).m_tile == 0) return false;
+  const int64_t units = ceil_div(s.n, int64_t(kStreamPanelRows)) * (s.k / kStreamGroupK);
+  const double per_warp = double(units) / (double(std::max(1, sms)) * stream_warps(8));
+  return per_warp >= kStreamChosenMinUnits && per_warp <= kStreamChosenMaxUnits;
+}
+
 Config choose_config(const Shape& s, int sms, Path path, const CostModels& m) {
-  if (path == Path::Stream || (path == Path::Auto && s.m <= kStreamChosenMaxM)) {
+  if (path == Path::Stream || (path == Path::Auto && stream_chosen(s, sms))) {
     Config st;
     st.path = Path::Stream;
     st.stream = stream_candidate(s, sms);

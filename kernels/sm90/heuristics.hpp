@@ -71,15 +71,21 @@ TwoPhaseConfig choose_two_phase(const Shape& s, int sm_count, const CostModels& 
 // shape (stream_shape_error).
 StreamConfig stream_candidate(const Shape& s, int sm_count);
 
-// Auto takes the streaming path wherever it runs the shape and M <= kStreamChosenMaxM, ahead of
-// both cost models: the path has no fitted model yet. 0: never. On its first device runs (an
-// H100, bench/results/h100/sm90-stream) it was slower than the fused path at M = 12-32 and, at
-// M <= 8, 0.94-1.14x of it with no rule of shape that separated its wins from its losses (docs/
-// kernels.md, the streaming path). `--kernel-config 'stream …'` forces it.
-constexpr int64_t kStreamChosenMaxM = 0;
+// Auto takes the streaming path ahead of both cost models (it has no fitted model) where
+// stream_chosen holds: it runs the shape, M <= kStreamChosenMaxM, L = 1, and a full grid's warps
+// (sms x stream_warps(8)) get between kStreamChosenMinUnits and kStreamChosenMaxUnits units each.
+// Below the band the path's fixed costs (A slab, grid barrier, sums) outweigh its loop; above it
+// the fused path streams B as fast. Set from device runs on an H100 (docs/kernels.md,
+// the streaming path, "When it is taken"): faster on every shape measured inside the band
+// (1.02-1.18x), slower or within 1.5 % on every one outside it. At M > 8 it was slower on most shapes.
+// `--kernel-config 'stream …'` forces it anywhere it runs.
+constexpr int64_t kStreamChosenMaxM = 8;
+constexpr double kStreamChosenMinUnits = 2.5;  // units a warp
+constexpr double kStreamChosenMaxUnits = 16;
+bool stream_chosen(const Shape& s, int sm_count);
 
-// The registered kernel's choice: the forced path's pick, or (Auto) the streaming path by the
-// rule above, else the path whose model estimates the lower time.
+// The registered kernel's choice: the forced path's pick, or (Auto) the streaming path by
+// stream_chosen, else the path whose model estimates the lower time.
 Config choose_config(const Shape& s, int sm_count, Path path = Path::Auto,
                      const CostModels& m = shipped_models());
 

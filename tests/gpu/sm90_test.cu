@@ -861,21 +861,22 @@ TEST(Sm90Stream, ExactForEveryMUpTo32) {
 }
 
 // The shipped M = 16 shapes and the issue's 16x57344x8192, with the choice of the registered
-// kernel (the streaming path at M <= 16), and M tile 8 and 32 on two of them; sampled.
+// kernel where it takes the streaming path (heuristics.hpp, stream_chosen), and M tile 8 and 32 on
+// two of them; sampled.
 TEST(Sm90Stream, ShippedSmallMShapes) {
   NVFP4_REQUIRE_SM90();
   const Shape shapes[] = {{16, 1536, 7168, 1},  {16, 24576, 1536, 1}, {16, 576, 7168, 1},  {16, 32768, 512, 1},
                           {16, 7168, 16384, 1}, {16, 36864, 7168, 1}, {16, 7168, 18432, 1}, {16, 4096, 7168, 1},
                           {16, 7168, 2048, 1},  {16, 10240, 8192, 1}, {16, 8192, 8192, 1},  {16, 57344, 8192, 1},
-                          {16, 8192, 28672, 1}, {8, 7168, 2048, 1},   {32, 4096, 7168, 1}};
+                          {16, 8192, 28672, 1}, {8, 7168, 2048, 1},   {32, 4096, 7168, 1},  {8, 4096, 7168, 1}};
   uint64_t seed = 3500;
   for (const Shape& s : shapes) {
     const sm90::Config c = stream_cfg(s);
-    if (s.m <= sm90::kStreamChosenMaxM) {
+    if (sm90::stream_chosen(s, sm_count())) {
       EXPECT_EQ(sm90::describe(sm90::choose_config(s, sm_count())), sm90::describe(c));
     }
     for (Dist d : {Dist::GpuMode, Dist::Normal}) {
-      const Check r = run_and_check(s, d, ++seed, s.m <= sm90::kStreamChosenMaxM ? std::nullopt : std::optional(c),
+      const Check r = run_and_check(s, d, ++seed, sm90::stream_chosen(s, sm_count()) ? std::nullopt : std::optional(c),
                                     3000);
       EXPECT_EQ(r.bad, 0) << label(s, d, seed) << " " << sm90::describe(c) << ": " << r.bad << "/" << r.checked
                           << " bad, first " << r.first;

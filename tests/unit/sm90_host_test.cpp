@@ -330,12 +330,12 @@ TEST(Sm90Gemm, PathChoiceIsNearTheMeasuredFasterPath) {
     EXPECT_EQ(sm90::choose_config(s, 132).path, sm90::Path::TwoPhase) << s.m << "x" << s.n << "x" << s.k;
   EXPECT_EQ(sm90::choose_config(Shape{2048, 8192, 8192, 1}, 132).path, sm90::Path::Fused);
   // Where M <= 128 the fused path is at least 1.14x faster on every shipped shape (both paths
-  // timed: git show b4f99c4:bench/notes-sm90.md); the models agree. (At M <= 16 the streaming
-  // path is taken ahead of both: heuristics.hpp, kStreamChosenMaxM.)
+  // timed: git show b4f99c4:bench/notes-sm90.md); the models agree. (At M <= 8 the streaming
+  // path is taken ahead of both on some shapes: heuristics.hpp, stream_chosen.)
   for (const Shape s : {Shape{16, 576, 7168, 1}, Shape{16, 57344, 8192, 1}, Shape{128, 7168, 16384, 1},
                         Shape{128, 576, 7168, 1}, Shape{128, 32768, 512, 1}, Shape{128, 256, 256, 1}}) {
     const sm90::Config c = sm90::choose_config(s, 132);
-    EXPECT_EQ(c.path, s.m <= sm90::kStreamChosenMaxM ? sm90::Path::Stream : sm90::Path::Fused)
+    EXPECT_EQ(c.path, sm90::stream_chosen(s, 132) ? sm90::Path::Stream : sm90::Path::Fused)
         << s.m << "x" << s.n << "x" << s.k;
     EXPECT_LT(sm90::estimate_fused_us(s, sm90::choose_fused(s, 132), 132),
               sm90::estimate_two_phase_us(s, sm90::choose_two_phase(s, 132), 132))
