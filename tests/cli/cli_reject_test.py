@@ -11,6 +11,7 @@ import tempfile
 import unittest
 
 from nvfp4cli import BIN, PLUGIN_DIR, SRC
+import nvfp4cli
 
 ERRORS_DOC = os.path.join(SRC, "docs", "errors.md")
 BASE = ["--m", "16", "--n", "16", "--k", "64"]
@@ -224,4 +225,4 @@ class RejectTable(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

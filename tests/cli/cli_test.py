@@ -5,6 +5,7 @@ import json
 import os
 import tempfile
 import unittest
+import nvfp4cli
 
 try:
     import numpy as np
@@ -188,4 +189,4 @@ class Cli(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

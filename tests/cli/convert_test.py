@@ -15,6 +15,7 @@ import tempfile
 import unittest
 
 from nvfp4cli import HOST_ENV, PLUGIN_DIR, load, run
+import nvfp4cli
 
 LIB = os.path.join(PLUGIN_DIR, "libnvfp4_broken_host.so")
 FORMATS = ("gbench", "bencher", "csv", "md", "text")
@@ -363,4 +364,4 @@ class GoogleBenchmarkComparePy(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

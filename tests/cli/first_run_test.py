@@ -10,6 +10,7 @@ import stat
 import subprocess
 import tempfile
 import unittest
+import nvfp4cli
 
 SRC = os.environ.get("NVFP4_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(SRC, "scripts", "device", "blackwell-first-run.sh")
@@ -181,4 +182,4 @@ class FirstRunCommandsInTheDocs(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

@@ -28,6 +28,7 @@ import tempfile
 import unittest
 
 from nvfp4cli import HOST_ENV, PLUGIN_DIR, run
+import nvfp4cli
 
 ALERT_THRESHOLD = 2.0  # the action's default alert-threshold '200%'
 FAILED_US = 1e12  # a failed case's real_time (src/report/gbench_writer.cpp)
@@ -196,4 +197,4 @@ class SweepGbenchThroughTheAction(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

@@ -345,4 +345,4 @@ class KernelEndGpu(Ending, unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

@@ -19,6 +19,7 @@ import textwrap
 import unittest
 
 from nvfp4cli import HOST_ENV, SRC, built_without_python, gpu_reason, run
+import nvfp4cli
 
 SHAPE = ["--m", "160", "--n", "24", "--k", "96", "--l", "2"]  # M > 128: two row tiles of scales
 
@@ -461,4 +462,4 @@ class KernelPyGpu(Submissions):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

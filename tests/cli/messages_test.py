@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 from nvfp4cli import BIN, HOST_ENV, PLUGIN_DIR, SRC, built_without_python, run
+import nvfp4cli
 
 SHAPE = ["--m", "16", "--n", "16", "--k", "64"]
 ONE_CASE = {"defaults": {"warmup": 0, "iters": 1}, "cases": [{"shape": {"m": 16, "n": 16, "k": 64}}]}
@@ -253,4 +254,4 @@ class PythonKernels(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

@@ -10,6 +10,7 @@ import tempfile
 import unittest
 
 from nvfp4cli import BIN, SRC
+import nvfp4cli
 
 PLOT = os.path.join(SRC, "scripts", "plot")
 
@@ -188,4 +189,4 @@ class Plot(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

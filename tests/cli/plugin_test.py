@@ -213,4 +213,4 @@ class PluginSweep(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

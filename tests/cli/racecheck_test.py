@@ -9,6 +9,7 @@ import subprocess
 import unittest
 
 from nvfp4cli import BIN, PLUGIN_DIR, gpu_reason
+import nvfp4cli
 
 # (kernel, M N K L, configuration): more split-K units than an H200 has SMs, so CTAs run several.
 SPLIT_K_CASES = [
@@ -74,4 +75,4 @@ class RacecheckGpu(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

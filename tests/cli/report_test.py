@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import nvfp4cli
 
 try:
     import jsonschema
@@ -367,4 +368,4 @@ class InputsAreBoundedRegularFiles(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 from nvfp4cli import HOST_ENV, SRC, run
+import nvfp4cli
 
 FIT = os.path.abspath(os.environ.get("SM90_FIT", os.path.join("build", "sm90_fit")))
 FIXTURES = os.path.join(SRC, "tests", "fixtures", "sm90-fit")
@@ -136,4 +137,4 @@ class Sm90Fit(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

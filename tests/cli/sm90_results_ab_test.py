@@ -7,6 +7,7 @@ import subprocess
 import tarfile
 import tempfile
 import unittest
+import nvfp4cli
 
 SRC = os.environ.get("NVFP4_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(SRC, "scripts", "device", "sm90-results.sh")
@@ -59,4 +60,4 @@ class AbCasesChecked(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

@@ -10,6 +10,7 @@ import tempfile
 import unittest
 
 from nvfp4cli import BIN, CONFIGS, HOST_ENV
+import nvfp4cli
 
 
 def opened_libraries(*args):
@@ -41,4 +42,4 @@ class Startup(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

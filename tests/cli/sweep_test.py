@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import nvfp4cli
 
 try:
     import jsonschema
@@ -628,4 +629,4 @@ class Sweeps(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()

@@ -32,6 +32,7 @@ import textwrap
 import unittest
 
 from nvfp4cli import HOST_ENV, PLUGIN_DIR, SCHEMA, SRC, gpu_reason, run
+import nvfp4cli
 
 try:
     import jsonschema
@@ -681,4 +682,4 @@ class VerdictGpu(Verdict):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    nvfp4cli.main()
