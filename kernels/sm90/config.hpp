@@ -18,7 +18,7 @@ constexpr int kMaxSplit = 16;  // K splits per output tile, both paths
 // Which path the registered kernel may take: `sm90` chooses per shape, `sm90-fused` and
 // `sm90-2phase` force one (for side-by-side comparisons). Stream (small M) is the third path; it
 // is forced by its configuration (--kernel-config 'stream ...'), Auto takes it by the rule in
-// heuristics.hpp (kStreamChosenMaxM).
+// heuristics.hpp (stream_chosen).
 enum class Path { Auto, Fused, TwoPhase, Stream };
 
 // The fused path (fused.cu): A decoded once to fp16 by a prepass, B decoded from shared memory

@@ -1,5 +1,5 @@
 // `sm90`: NVFP4 GEMM for Hopper (sm_90a) - the Gemm objects. The registered kernel takes, per
-// shape, the streaming path (stream.cu) at small M (heuristics.hpp, kStreamChosenMaxM), else the
+// shape, the streaming path (stream.cu) at small M (heuristics.hpp, stream_chosen), else the
 // fused path (fused.cu) or the two-phase path (two_phase.cu), whichever its cost
 // models (heuristics.cpp) say is faster, or the configuration set by set_configuration
 // (--kernel-config). `sm90-fused` and `sm90-2phase` are the same kernel held to one path.

@@ -22,7 +22,7 @@
 #             --list-configs line where M > 16): the data the threshold is set from (spots.txt)
 #   sweeps    (not in the default list: a second call, ~5-8 minutes) both shipped sweeps
 #             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
-#             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path where M <= kStreamChosenMaxM, once set)
+#             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path where heuristics.hpp's stream_chosen holds)
 #   feed      (not in the default list, ~2 minutes) bench/sm90_stream_bench's model test again and
 #             its feed variants: the loads alone at 16x57344x8192 with a warp's bytes in flight
 #             held in 2-8 register buffers or a cp.async ring of 3-12 groups in shared memory,
@@ -172,7 +172,7 @@ PYEOF
 }
 
 # The streaming path's configuration for a shape (its --list-configs line): the auto kernel
-# does not take the path until its threshold is set (heuristics.hpp, kStreamChosenMaxM).
+# takes the path only where heuristics.hpp's stream_chosen holds (M <= 8, 2.5-16 units a warp).
 stream_cfg() {
   $BIN --kernel sm90 --m $1 --n $2 --k $3 --l $4 --list-configs 2>/dev/null | grep -o 'stream .*' | head -1
 }
