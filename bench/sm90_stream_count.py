@@ -10,11 +10,11 @@ path's (kernels/sm90/stream_kernel.cuh, stream_kernel<NT, W>: NT n8 tiles of A, 
   DUMP: cuobjdump --dump-sass output, or nvcc --ptx output.
 
 For every such kernel in the dump: the loop is the backward branch whose range holds the most
-128-bit streamed global loads (no-allocate: LDG.E.NA.128 in SASS) (one per K block: 4 a group, 3 groups a trip). Within it, basic
-blocks that hold a global atomic, a fence, a global store or a shared store are the piece ends
-(once per panel-slice, not per K block) and are counted apart. The rest, divided by the loop's K
-blocks, is the count per tile; it still includes the cursor's wrap blocks (once per slice of <= 8
-groups), so it is an upper bound by ~1-2. The opcode classes are printed per K block too.
+128-bit streamed global loads (no-allocate, LDG.E.NA.128 in SASS; one per K block: 4 a group, 3
+groups a trip). Within it, basic blocks that hold a global atomic, a fence, a global store or a
+shared store are the piece ends (once per panel-slice, not per K block) and are counted apart.
+The rest, divided by the loop's K blocks, is the count per tile; it still includes the cursor's
+wrap blocks (once per slice of <= 8 groups), so it is an upper bound by ~1-2. The opcode classes are printed per K block too.
 --check: exit 1 unless every streaming-path kernel has HMMA (mma.sync) in its loop and no local
 memory (LDL/STL; ld.local/st.local) anywhere.
 PTX counts come before ptxas fuses and/or/shift into LOP3: an upper bound of the SASS count.

@@ -103,6 +103,10 @@ StreamPlan stream_plan_for(const Shape& s, const StreamConfig& c, int slice_grou
 
 }  // namespace
 
+int64_t stream_units(const Shape& s) {
+  return s.l * ceil_div(s.n, int64_t(kStreamPanelRows)) * std::max<int64_t>(1, s.k / kStreamGroupK);
+}
+
 StreamPlan stream_plan(const Shape& s, const StreamConfig& c, const StreamLayout& w) {
   return stream_plan_for(s, c, std::max(1, w.slice_groups));
 }

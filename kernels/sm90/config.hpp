@@ -113,6 +113,8 @@ constexpr int kStreamMaxM = 32;
 // Warps a CTA, the one count built per M tile: 16, or 12 at M tile 32 (its accumulators need
 // more than the 128 registers a thread of 16 warps has).
 constexpr int stream_warps(int m_tile) { return m_tile == 32 ? 12 : 16; }
+// The streaming path's units for shape s: L x ceil(N / 16) panels x K / 256 groups (at least one).
+int64_t stream_units(const Shape& s);
 constexpr size_t kStreamSmemLimit = 227 * 1024;   // an H200 CTA's dynamic shared memory at most
 bool stream_tile_built(int m_tile);               // 8, 16, 32
 // Empty when the streaming path runs shape s with configuration c, else the rule broken (K, M,

@@ -320,16 +320,14 @@ StreamConfig stream_candidate(const Shape& s, int sms) {
   c.warps = stream_warps(c.m_tile);
   // one CTA an SM, fewer where there are fewer units than that many CTAs' warps (each CTA
   // decodes its slices of A and joins the grid's barrier: idle ones only cost)
-  const int64_t units = s.l * ceil_div(s.n, int64_t(kStreamPanelRows)) * std::max<int64_t>(1, s.k / kStreamGroupK);
-  c.ctas = static_cast<int>(std::clamp<int64_t>(ceil_div(units, int64_t(c.warps)), 1, std::max(1, sms)));
+  c.ctas = static_cast<int>(std::clamp<int64_t>(ceil_div(stream_units(s), int64_t(c.warps)), 1, std::max(1, sms)));
   if (!stream_shape_error(s, c).empty()) c.m_tile = 0;
   return c;
 }
 
 bool stream_chosen(const Shape& s, int sms) {
   if (s.m > kStreamChosenMaxM || s.l != 1 || stream_candidate(s, sms).m_tile == 0) return false;
-  const int64_t units = ceil_div(s.n, int64_t(kStreamPanelRows)) * (s.k / kStreamGroupK);
-  const double per_warp = double(units) / (double(std::max(1, sms)) * stream_warps(8));
+  const double per_warp = double(stream_units(s)) / (double(std::max(1, sms)) * stream_warps(8));
   return per_warp >= kStreamChosenMinUnits && per_warp <= kStreamChosenMaxUnits;
 }
 
