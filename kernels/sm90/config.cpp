@@ -146,6 +146,9 @@ std::string stream_shape_error(const Shape& s, const StreamConfig& c, const Stre
   if (c.warps != stream_warps(c.m_tile))
     return fmt::format("stream warps {} is not built with M tile {} ({})", c.warps, c.m_tile, stream_warps(c.m_tile));
   if (c.ctas < 1) return "stream needs at least one CTA";
+  if (c.ctas > kStreamMaxCtas)
+    return fmt::format("stream ctas {} is over {} (one CTA an SM; the final sums' counts are 32-bit)", c.ctas,
+                       kStreamMaxCtas);
   if (s.k % kStreamGroupK != 0)
     return fmt::format("the stream path needs K a multiple of {} (its unit's K), got {}", kStreamGroupK, s.k);
   if (s.m > c.m_tile)

@@ -110,6 +110,7 @@ std::string shape_error(const Shape& s);
 // The streaming path's limits: K a multiple of kStreamGroupK (a unit's K), M at most kStreamMaxM.
 constexpr int kStreamGroupK = 256;
 constexpr int kStreamMaxM = 32;
+constexpr int kStreamMaxCtas = 65535;  // CTAs x units fit 32 bits where units < CTAs (stream_plan.hpp)
 // Warps a CTA, the one count built per M tile: 16, or 12 at M tile 32 (its accumulators need
 // more than the 128 registers a thread of 16 warps has).
 constexpr int stream_warps(int m_tile) { return m_tile == 32 ? 12 : 16; }

@@ -63,47 +63,56 @@ __device__ __forceinline__ void store_piece(const Params& q, const float (&acc)[
   for (int t = 0; t < NT; ++t) __stcg(dst + t * 32 + lane, make_float4(acc[t][0], acc[t][1], acc[t][2], acc[t][3]));
 }
 
-// Phase 2: every piece of `panel` summed in (slice, slot) order, C written. Whole warp. The
-// pieces' loads run kAhead ahead of the additions (slot u of the ring holds piece kAhead r + u in
-// round r), so a panel costs about one L2 round trip per kAhead pieces; the additions keep the
-// order, so the bits are those of a plain sum in that order. Two slots, not four: each slot
-// inlines a copy of the walk, and this code runs once a panel, cold in the instruction cache
-// (docs/kernels.md, the streaming path).
+// Phase 2: every piece of `panel` summed in (slice, slot) order, C written. Whole warp. This code
+// runs once or twice a warp, cold in the instruction cache, so it is kept short rather than
+// pipelined (docs/kernels.md, the streaming path): the walk runs once, rolled, handing piece j of
+// the next 32 to lane j; then the pieces load kBatch at a time (indices by shuffle) and are added
+// in order. A panel has a few pieces (its slices x the CTAs sharing each), so that is one or two
+// L2 round trips. The sum starts at -0, the identity of addition, so its bits are those of a
+// plain sum in that order.
 template <int NT>
 __device__ __forceinline__ void finish_panel(const Params& q, int64_t panel, int lane) {
-  constexpr int kAhead = 2;
+  constexpr int kBatch = 4;  // pieces loaded at once
   const StreamPlan& p = q.plan;
+  const float4* base = reinterpret_cast<const float4*>(q.partial) + lane;
   StreamPieceWalk walk(p, panel);
-  float4 ring[kAhead][NT], sum[NT];
-  bool full[kAhead], started = false;
+  float4 sum[NT];
 #pragma unroll
-  for (int u = 0; u < kAhead; ++u) full[u] = false;
-  // A round adds slot u's piece (if any) and loads the next piece into it: round 0 only loads.
-  do {
+  for (int t = 0; t < NT; ++t) sum[t] = make_float4(-0.0f, -0.0f, -0.0f, -0.0f);
+  for (bool more = true; more;) {
+    int64_t mine = 0;  // lane j: piece j of this round
+    int count = 0;
+#pragma unroll 1
+    for (; count < 32; ++count) {
+      if (!walk.next()) {
+        more = false;
+        break;
+      }
+      if (lane == count) mine = walk.piece();
+    }
+#pragma unroll 1
+    for (int j0 = 0; j0 < count; j0 += kBatch) {
+      // a batch past the last piece loads the last again and adds -0 for it: no branches
+      float4 r[kBatch][NT];
 #pragma unroll
-    for (int u = 0; u < kAhead; ++u) {
-      if (full[u]) {
+      for (int u = 0; u < kBatch; ++u) {
+        const int64_t piece = __shfl_sync(0xffffffffu, mine, min(j0 + u, count - 1));
+#pragma unroll
+        for (int t = 0; t < NT; ++t) r[u][t] = __ldcg(base + piece * Geometry<NT>::kPiece + t * 32);
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const bool in = j0 + u < count;
 #pragma unroll
         for (int t = 0; t < NT; ++t) {
-          if (started) {
-            sum[t].x += ring[u][t].x;
-            sum[t].y += ring[u][t].y;
-            sum[t].z += ring[u][t].z;
-            sum[t].w += ring[u][t].w;
-          } else {
-            sum[t] = ring[u][t];
-          }
+          sum[t].x += in ? r[u][t].x : -0.0f;
+          sum[t].y += in ? r[u][t].y : -0.0f;
+          sum[t].z += in ? r[u][t].z : -0.0f;
+          sum[t].w += in ? r[u][t].w : -0.0f;
         }
-        started = true;
-      }
-      full[u] = walk.next();
-      if (full[u]) {
-        const float4* src = reinterpret_cast<const float4*>(q.partial) + walk.piece() * Geometry<NT>::kPiece + lane;
-#pragma unroll
-        for (int t = 0; t < NT; ++t) ring[u][t] = __ldcg(src + t * 32);
       }
     }
-  } while (full[0]);  // slots fill in order: the first empty after a round means all are
+  }
   // lane (g, c) holds rows g, g + 8 of the panel (C columns) and A rows 8t + 2c, 8t + 2c + 1
   const int64_t batch = stream_div(panel, p.panels);
   const int64_t n0 = (panel - batch * p.panels) * kStreamPanelRows + (lane >> 2), n1 = n0 + 8;

@@ -63,6 +63,15 @@ NVFP4_HD int64_t stream_owner(int64_t pos, int64_t units, int64_t ctas) {
 // a panel-slice's first owner to its last holds part of it, and the final sums need not test.
 NVFP4_HD bool stream_ctas_all_hold_units(const StreamPlan& p) { return p.units >= p.ctas; }
 
+// Whether CTA `cta` holds a unit where some do not (fewer units than CTAs): start(cta) <
+// start(cta + 1), in 32 bits, since cta x units < ctas^2 < 2^32 there (ctas < 2^16:
+// stream_shape_error). A CTA strictly between a panel-slice's first and last owner holds part of
+// it exactly when it holds a unit.
+NVFP4_HD bool stream_cta_holds_units(const StreamPlan& p, int64_t cta) {
+  const uint32_t u = static_cast<uint32_t>(p.units), c = static_cast<uint32_t>(p.ctas), b = static_cast<uint32_t>(cta);
+  return b * u / c != (b + 1) * u / c;
+}
+
 // The first unit of CTA `cta` and of warp `gw` (of all ctas x warps): stream_k_start's split.
 NVFP4_HD int64_t stream_cta_start(const StreamPlan& p, int64_t cta) { return stream_div(cta * p.units, p.ctas); }
 NVFP4_HD int64_t stream_warp_start(const StreamPlan& p, int64_t gw) {
@@ -120,9 +129,8 @@ struct StreamPieceWalk {
         b = f;
       }
       cta = b++;
-      if (stream_ctas_all_hold_units(p)) return true;
-      const StreamSpan part = stream_cta_part(p, pss, cta);
-      if (part.hi > part.lo) return true;  // else an empty CTA between two owners
+      if (stream_ctas_all_hold_units(p) || stream_cta_holds_units(p, cta)) return true;
+      // else an empty CTA between two owners
     }
   }
   NVFP4_HD int64_t piece() const { return pss * p.slots + (cta - f); }

@@ -161,6 +161,15 @@ void check(const Shape& s, const StreamConfig& c) {
     ASSERT_EQ(got, expect) << "panel " << panel;
   }
   ASSERT_EQ(int64_t(r.writes.size()) * int64_t(kStreamPanelRows) * c.m_tile * 4 <= int64_t(w.partial), true);
+  // the walk's test for an empty CTA (32-bit, where some are empty) against the CTAs' ranges
+  for (int64_t b = 0; b < p.ctas; ++b) {
+    const bool holds = stream_cta_start(p, b + 1) > stream_cta_start(p, b);
+    if (!stream_ctas_all_hold_units(p)) {
+      ASSERT_EQ(stream_cta_holds_units(p, b), holds) << "CTA " << b;
+    } else {
+      ASSERT_TRUE(holds) << "CTA " << b;
+    }
+  }
   // the A slab holds every slice a CTA's units touch
   for (int64_t b = 0; b < p.ctas; ++b) {
     const int64_t lo = stream_cta_start(p, b), hi = stream_cta_start(p, b + 1);
@@ -257,6 +266,8 @@ TEST(Sm90Stream, ConfigurationsAreSpeltParsedAndRefused) {
   EXPECT_NE(stream_shape_error(m16, StreamConfig{16, 132, 12}).find("stream warps 12 is not built with M tile 16 (16)"),
             std::string::npos);
   EXPECT_NE(stream_shape_error(m16, cfg(64, 132)).find("stream M tile 64 is not built (8, 16, 32)"), std::string::npos);
+  EXPECT_NE(stream_shape_error(m16, cfg(16, 65536)).find("stream ctas 65536 is over 65535"), std::string::npos);
+  EXPECT_EQ(stream_shape_error(Shape{16, 64, 256, 1}, cfg(16, 65535)), "");
   // the smallest K it takes, and the next K it refuses
   EXPECT_EQ(stream_shape_error(Shape{16, 64, 256, 1}, cfg(16, 132)), "");
   EXPECT_NE(stream_shape_error(Shape{16, 64, 64, 1}, cfg(16, 132)), "");
