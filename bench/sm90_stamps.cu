@@ -1,16 +1,18 @@
-// The fused kernel's time line on one problem (docs/kernels.md, "Stamps"): where each CTA's
-// cycles go - the wait for the A prepass, each unit's fill, K loop, split-K hand-over or sum,
-// and epilogue - which ncu's whole-kernel averages do not separate.
+// The fused or the streaming kernel's time line on one problem (docs/kernels.md, "Stamps"):
+// where each CTA's time goes, which ncu's whole-kernel averages do not separate. Fused: the wait
+// for the A prepass, each unit's fill, K loop, split-K hand-over or sum, and epilogue. Streaming:
+// the A slab, the loop, the pieces its warps share, the grid barrier's wait and the final sums.
 //
 //   sm90_stamps M N K L "CONFIG" [--units U] [--seed S] [--calls N] [--per-cta FILE]
 //
-// CONFIG is a fused configuration as --kernel-config spells it ("fused 128x128 split 2") or
-// "auto" for the chooser's pick. Fresh random operands (gpumode distribution), the output
-// poisoned and checked on 4096 sampled elements against the exact reference; N calls (default
-// 3), each after an L2 flush (cold), launched directly (never a graph replay): the spans of all,
-// the stamps of the last. The SM clock
-// comes from the stamps themselves (clock64 against %globaltimer per CTA). Exit codes: 0 the
-// output verified, 1 it did not, 2 bad arguments, 3 a failure on the way, 4 no sm_90 GPU.
+// CONFIG is a configuration as --kernel-config spells it ("fused 128x128 split 2", or the
+// streaming path's --list-configs line, "stream 16x16 ctas 132 warps 16"), or "auto" for the
+// fused chooser's pick. Fresh random operands (gpumode distribution), the output poisoned and
+// checked on 4096 sampled elements against the exact reference; N calls (default 3), each after
+// an L2 flush (cold), launched directly (never a graph replay): the spans of all, the stamps of
+// the last. The fused SM clock comes from the stamps themselves (clock64 against %globaltimer per
+// CTA); --units and --per-cta are the fused time line's. Exit codes: 0 the output verified, 1 it
+// did not, 2 bad arguments, 3 a failure on the way, 4 no sm_90 GPU.
 #include <cuda_runtime.h>
 
 #include <fmt/format.h>
@@ -40,6 +42,66 @@ namespace {
 int usage(const char* why) {
   std::fprintf(stderr, "sm90_stamps: %s\nusage: sm90_stamps M N K L \"CONFIG\"|auto [--units U] [--seed S] [--calls N] [--per-cta FILE]\n", why);
   return 2;
+}
+
+// The calls' spans (us) and the check of the last call's output on sampled elements.
+struct Runs {
+  std::vector<double> spans;
+  int64_t checked = 0, bad = 0;
+};
+
+int64_t check_sampled(const Shape& s, DeviceTensors& dt, uint64_t seed, int64_t* checked) {
+  std::vector<uint16_t> got(size_t(s.l * s.m * s.n));
+  NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), dt.c.get(), got.size() * 2, cudaMemcpyDeviceToHost));
+  HostTensors h;
+  h.allocate(s);
+  copy_inputs_to_host(dt, h);
+  const Operands hv = h.view();
+  Verifier check(Tolerance{}, "sampled");  // the tool's rule (src/verify/verify.hpp)
+  for (const Coord& at : sample_coords(s, 4096, seed + 1))
+    check.check(at, got[size_t((at.batch * s.m + at.i) * s.n + at.j)],
+                exact_element_fp16(s, hv, at.batch, at.i, at.j));
+  *checked = check.result().checked;
+  return check.result().mismatches;
+}
+
+// The streaming path's time line (StreamStampLayout): its phases per CTA and when the grid's
+// CTAs reach each boundary, for the last of `calls` cold calls.
+int run_stream(const Shape& s, const sm90::Config& cfg, int calls, uint64_t seed, const DeviceInfo& info) {
+  if (const std::string e = sm90::stream_shape_error(s, cfg.stream); !e.empty()) return usage(("CONFIG: " + e).c_str());
+  Stream stream;
+  DeviceTensors dt;
+  dt.allocate(s);
+  generate_device(Problem{s, Dist::GpuMode, seed}, dt, stream.get());
+  DeviceBuffer ws(sm90::workspace_bytes(s, cfg));
+  sm90::DeviceState dev(0);
+  const int ctas = cfg.stream.ctas;
+  const size_t words = sm90::StreamStampLayout::words(ctas);
+  DeviceBuffer stamps(words * sizeof(uint64_t));
+  dev.stream_stamps = {stamps.get<uint64_t>(), ctas, 0};
+  L2Flusher flusher(info.l2_bytes, 0);
+  std::vector<uint64_t> host(words);
+  std::vector<double> spans;
+  for (int call = 0; call < calls; ++call) {
+    poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(stamps.get(), 0, words * sizeof(uint64_t), stream.get()));
+    flusher.flush(stream.get());
+    sm90::launch_stream(s, dt.view(), cfg.stream, ws.get(), stream.get(), dev);
+    stream.sync();
+    NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), stamps.get(), words * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    spans.push_back(sm90::summarize_stream_stamps(host, ctas).span_ns / 1e3);
+  }
+  int64_t checked = 0;
+  const int64_t bad = check_sampled(s, dt, seed, &checked);
+  std::printf("problem   %lldx%lldx%lld L=%lld, %s, grid %d\n", (long long)s.m, (long long)s.n, (long long)s.k,
+              (long long)s.l, sm90::describe(cfg).c_str(), dev.stream_stamps.grid);
+  std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED", (long long)checked,
+              (long long)bad);
+  std::sort(spans.begin(), spans.end());
+  std::printf("calls     %d cold: span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
+              spans[spans.size() / 2], spans.front(), spans.back());
+  std::printf("%s", sm90::format_stream_stamps(sm90::summarize_stream_stamps(host, ctas)).c_str());
+  return bad ? 1 : 0;
 }
 
 }  // namespace
@@ -85,7 +147,9 @@ int main(int argc, char** argv) try {
     return usage(("CONFIG: " + e).c_str());
   }
   cfg = sm90::normalize(s, cfg);
-  if (cfg.path != sm90::Path::Fused) return usage("CONFIG: a fused configuration (the stamps are the fused kernel's)");
+  if (cfg.path == sm90::Path::Stream) return run_stream(s, cfg, calls, seed, info);
+  if (cfg.path != sm90::Path::Fused)
+    return usage("CONFIG: a fused or a stream configuration (the time lines are those two kernels')");
 
   Stream stream;
   DeviceTensors dt;
@@ -115,17 +179,8 @@ int main(int argc, char** argv) try {
 
   // The output of that call, checked on sampled elements (every call's output is checked by the
   // tool and the GPU tests; here only that the stamps did not break it).
-  std::vector<uint16_t> got(size_t(s.l * s.m * s.n));
-  NVFP4_CUDA_CHECK(cudaMemcpy(got.data(), dt.c.get(), got.size() * 2, cudaMemcpyDeviceToHost));
-  HostTensors h;
-  h.allocate(s);
-  copy_inputs_to_host(dt, h);
-  const Operands hv = h.view();
-  Verifier check(Tolerance{}, "sampled");  // the tool's rule (src/verify/verify.hpp)
-  for (const Coord& at : sample_coords(s, 4096, seed + 1))
-    check.check(at, got[size_t((at.batch * s.m + at.i) * s.n + at.j)],
-                exact_element_fp16(s, hv, at.batch, at.i, at.j));
-  const int64_t bad = check.result().mismatches;
+  int64_t checked = 0;
+  const int64_t bad = check_sampled(s, dt, seed, &checked);
 
   const sm90::StampSummary sum = sm90::summarize_stamps(host, grid, units);
   // SM clock: cycles over nanoseconds of each CTA's own span, the median
@@ -142,7 +197,7 @@ int main(int argc, char** argv) try {
               (long long)s.m, (long long)s.n, (long long)s.k, (long long)s.l, sm90::describe(cfg).c_str(), grid,
               clock);
   std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED",
-              (long long)check.result().checked, (long long)bad);
+              (long long)checked, (long long)bad);
   std::vector<double> sorted = spans;
   std::sort(sorted.begin(), sorted.end());
   std::printf("calls     %d cold: kernel span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,

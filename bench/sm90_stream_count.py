@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Static instruction count of the small-M streaming loop, per warp per 16x64 tile (one K block):
 the model test's (bench/sm90_stream_bench.cu, stream_kernel<V, K, W>) and the sm90 streaming
-path's (kernels/sm90/stream_kernel.cuh, stream_kernel<NT, W>: NT n8 tiles of A, M tile 8 NT).
+path's (kernels/sm90/stream_kernel.cuh, stream_kernel<NT, kStamps, W>: NT n8 tiles of A, M tile 8 NT;
+kStamps the time line's twin, counted apart).
 
   usage: sm90_stream_count.py DUMP [--check]
          sm90_stream_count.py --compile [--check]   (builds kernels/sm90/stream.cu for sm_90a with
@@ -31,7 +32,7 @@ SASS_INS = re.compile(r'^\s*/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;?\s*(?:/\*\s*0x[0-9a
 SASS_LABEL = re.compile(r'^\s*(\.L_x_\d+):\s*$')
 PTX_LABEL = re.compile(r'^(\$L__\w+):\s*$')
 KERNEL = re.compile(r'streambench13stream_kernelILi(\d)ELi(\d+)ELi(\d+)E')
-PATH_KERNEL = re.compile(r'6stream13stream_kernelILi(\d)ELi(\d+)E')
+PATH_KERNEL = re.compile(r'6stream13stream_kernelILi(\d)ELb(\d)ELi(\d+)E')  # NT, kStamps, warps
 VARIANTS = {'0': 'load', '1': '+decode', '2': '+mma'}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -175,17 +176,22 @@ def main():
     print(f"static counts per warp per 16x64 tile (one K block), from {'SASS' if sass else 'PTX (an upper bound)'}: "
           "loop trip = 3 groups = 12 K blocks; piece-end blocks apart")
     failed = []
+    timed_tiles, seen = set(), 0
     for name, lines in functions(text):
         m = KERNEL.search(name)
         pm = PATH_KERNEL.search(name)
         if not m and not pm:
             continue
+        seen += 1
         ins, leaders = parse(lines, sass)
         r = count(ins, leaders, sass)
         if m:
             label = f"{VARIANTS[m.group(1)]:8s} K={m.group(2):5s} warps={m.group(3)}"
         else:
-            label = f"path M tile {8 * int(pm.group(1)):2d} warps={pm.group(2)}"
+            # the kernel every timed run launches, and its twin with the time line (stamps.hpp)
+            label = f"path M tile {8 * int(pm.group(1)):2d} warps={pm.group(3)}" + (" (time line)" if pm.group(2) == '1' else "")
+            if pm.group(2) == '0':
+                timed_tiles.add(8 * int(pm.group(1)))
         local = sum(is_local(x, sass) for x in ins)
         if not r or not r['kblocks']:
             print(f"  {label}: no loop found")
@@ -203,6 +209,10 @@ def main():
         if pm and (mma == 0 or local > 0):
             failed.append(f"{label}: {mma} mma in the loop, {local} local-memory instructions")
     if check:
+        if not seen:
+            failed.append("no streaming kernel in the dump (the names changed?)")
+        elif timed_tiles and timed_tiles != {8, 16, 32}:
+            failed.append(f"the path's timed kernels found at M tiles {sorted(timed_tiles)}, not 8, 16, 32")
         if failed:
             print("CHECK FAILED: " + "; ".join(failed))
             sys.exit(1)

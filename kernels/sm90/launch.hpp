@@ -72,6 +72,11 @@ class DeviceState {
     uint64_t* words = nullptr;
     int ctas = 0, units_per_cta = 0, grid = 0;
   } fused_stamps;
+  // The same for the streaming path (StreamStampLayout::words(ctas) words; stream_kernel.cuh).
+  struct StreamStamps {
+    uint64_t* words = nullptr;
+    int ctas = 0, grid = 0;
+  } stream_stamps;
 
  private:
   int device_ = -1;

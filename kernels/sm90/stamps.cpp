@@ -1,4 +1,4 @@
-// The fused kernel's stamps read back (stamps.hpp).
+// The fused and the streaming kernel's stamps read back (stamps.hpp).
 #include "kernels/sm90/stamps.hpp"
 
 #include <fmt/format.h>
@@ -184,6 +184,65 @@ std::string format_stamps_per_cta(const StampSummary& s) {
   for (const CtaStamps& c : s.cta)
     out += fmt::format("{},{},{},{},{:.0f},{:.0f},{},{},{}\n", c.cta, c.sm, c.units, c.kblocks, c.start_ns, c.end_ns,
                        c.a_ready, c.busy, c.loop);
+  return out;
+}
+
+StreamStampSummary summarize_stream_stamps(const std::vector<uint64_t>& words, int ctas) {
+  using L = StreamStampLayout;
+  if (ctas < 1) throw std::runtime_error("stream stamps: no CTAs");
+  if (words.size() != L::words(ctas))
+    throw std::runtime_error(fmt::format("stream stamps: {} words, expected {} for {} CTAs", words.size(), L::words(ctas), ctas));
+  constexpr int kStamps[6] = {L::kStartNs, L::kSlabNs, L::kLoopNs, L::kArriveNs, L::kPassNs, L::kEndNs};
+  StreamStampSummary s;
+  s.ctas = ctas;
+  uint64_t t0 = UINT64_MAX, last_arrive = 0, first_pass = UINT64_MAX;
+  s.fewest_units = INT64_MAX;
+  for (int c = 0; c < ctas; ++c) {
+    const uint64_t* h = words.data() + L::at(c);
+    for (int b = 0; b < 6; ++b) {
+      if (h[kStamps[b]] == 0) bad(c, -1, fmt::format("stamp {} missing", b));
+      if (b > 0 && h[kStamps[b]] < h[kStamps[b - 1]]) bad(c, -1, fmt::format("stamp {} before stamp {}", b, b - 1));
+    }
+    t0 = std::min(t0, h[L::kStartNs]);
+    last_arrive = std::max(last_arrive, h[L::kArriveNs]);
+    first_pass = std::min(first_pass, h[L::kPassNs]);
+    const int64_t units = static_cast<int64_t>(h[L::kUnits]);
+    s.units += units;
+    s.most_units = std::max(s.most_units, units);
+    s.fewest_units = std::min(s.fewest_units, units);
+  }
+  if (first_pass < last_arrive) throw std::runtime_error("stream stamps: a CTA passed the grid barrier before the last arrived");
+  std::vector<double> phase[StreamStampSummary::kPhases], at[6];
+  for (int c = 0; c < ctas; ++c) {
+    const uint64_t* h = words.data() + L::at(c);
+    for (int b = 0; b < 6; ++b) at[b].push_back(double(h[kStamps[b]] - t0));
+    for (int f = 0; f < StreamStampSummary::kPhases; ++f) phase[f].push_back(double(h[kStamps[f + 1]] - h[kStamps[f]]));
+  }
+  for (int f = 0; f < StreamStampSummary::kPhases; ++f) {
+    s.phase_median_ns[f] = median(phase[f]);
+    s.phase_max_ns[f] = *std::max_element(phase[f].begin(), phase[f].end());
+  }
+  for (int b = 0; b < 6; ++b) {
+    s.first_ns[b] = *std::min_element(at[b].begin(), at[b].end());
+    s.median_ns[b] = median(at[b]);
+    s.last_ns[b] = *std::max_element(at[b].begin(), at[b].end());
+  }
+  s.span_ns = s.last_ns[5];
+  return s;
+}
+
+std::string format_stream_stamps(const StreamStampSummary& s) {
+  std::string out = fmt::format("span      {:.2f} us, first CTA start to last CTA end; {} CTAs, {}-{} units a CTA\n",
+                                s.span_ns / 1e3, s.ctas, s.fewest_units, s.most_units);
+  out += "phase                 median us   slowest CTA us\n";
+  for (int f = 0; f < StreamStampSummary::kPhases; ++f)
+    out += fmt::format("{:<20} {:>10.2f} {:>16.2f}\n", StreamStampSummary::kPhaseNames[f], s.phase_median_ns[f] / 1e3,
+                       s.phase_max_ns[f] / 1e3);
+  static constexpr const char* kNames[6] = {"start", "slab written", "loop done", "arrives", "passes", "ends"};
+  out += "boundary              first us    median us      last us   (after the first CTA's start)\n";
+  for (int b = 0; b < 6; ++b)
+    out += fmt::format("{:<20} {:>8.2f} {:>12.2f} {:>12.2f}\n", kNames[b], s.first_ns[b] / 1e3, s.median_ns[b] / 1e3,
+                       s.last_ns[b] / 1e3);
   return out;
 }
 

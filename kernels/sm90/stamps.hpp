@@ -2,8 +2,9 @@
 // DeviceState::fused_stamps is set, launch_fused's kernel has one thread per CTA record clock64
 // at each work unit's boundaries, so the cycles of a unit split into fill, K loop, split-K
 // reduction and epilogue - what ncu's whole-kernel averages cannot separate. Off (a null
-// pointer) in every timed run; bench/sm90_stamps.cu reads it. Pure host C++ here: the layout
-// the kernel writes and its summary.
+// pointer) in every timed run; bench/sm90_stamps.cu reads it. The streaming kernel's time line
+// (StreamStampLayout, below) is the same idea per CTA phase. Pure host C++ here: the layouts the
+// kernels write and their summaries.
 #pragma once
 
 #include <cstdint>
@@ -89,5 +90,47 @@ std::string format_stamps(const StampSummary& s, double sm_mhz);
 // One line per CTA, comma-separated with a header: cta, sm, units, kblocks, start_ns, end_ns,
 // a_ready_cycles, busy_cycles, loop_cycles.
 std::string format_stamps_per_cta(const StampSummary& s);
+
+// ---- the streaming path's time line (stream_kernel.cuh) ----
+// Where DeviceState::stream_stamps is set, thread 0 of each CTA of the streaming kernel writes
+// %globaltimer at its phase boundaries, each after the CTA's barrier where the phase is the whole
+// CTA's (two barriers the kernel has only then): kWords words a CTA.
+struct StreamStampLayout {
+  static constexpr int kWords = 8;
+  static constexpr int kStartNs = 0;   // the CTA's start
+  static constexpr int kSlabNs = 1;    // the A slab written (the barrier after it)
+  static constexpr int kLoopNs = 2;    // every warp's units done (the barrier after the loop)
+  static constexpr int kArriveNs = 3;  // the pieces its warps share stored: it arrives at the grid barrier
+  static constexpr int kPassNs = 4;    // the grid barrier passed
+  static constexpr int kEndNs = 5;     // its share of the panels summed and C written (every warp)
+  static constexpr int kSm = 6;        // %smid
+  static constexpr int kUnits = 7;     // units the CTA holds
+  static constexpr size_t at(int cta) { return size_t(cta) * kWords; }
+  static constexpr size_t words(int ctas) { return at(ctas); }
+};
+
+// The phases of a streaming call: per CTA the ns between consecutive stamps, and when the grid's
+// CTAs reach each boundary (ns after the first CTA's start).
+struct StreamStampSummary {
+  static constexpr int kPhases = 5;  // slab, loop, shared pieces, barrier wait, final sums
+  static constexpr const char* kPhaseNames[kPhases] = {"A slab", "loop", "shared pieces", "grid barrier wait",
+                                                       "final sums"};
+  int ctas = 0;
+  int64_t units = 0, most_units = 0, fewest_units = 0;  // over the CTAs
+  double span_ns = 0;                                  // the first start to the last end
+  double phase_median_ns[kPhases] = {}, phase_max_ns[kPhases] = {};  // per CTA
+  // boundaries, ns after the first start: the first / median / last CTA to reach each of the six
+  // stamps (start, slab, loop, arrive, pass, end)
+  double first_ns[6] = {}, median_ns[6] = {}, last_ns[6] = {};
+};
+
+// Reads `words` (StreamStampLayout, `ctas` CTAs). Throws std::runtime_error naming the CTA where a
+// record cannot be one the kernel wrote (a stamp missing or earlier than the one before it, a
+// grid barrier passed before the last CTA arrived).
+StreamStampSummary summarize_stream_stamps(const std::vector<uint64_t>& words, int ctas);
+
+// The summary as text: the span, per phase the median and slowest CTA, and when the CTAs reach
+// each boundary.
+std::string format_stream_stamps(const StreamStampSummary& s);
 
 }  // namespace nvfp4::sm90

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "kernels/sm90/decode.hpp"
+#include "kernels/sm90/stamps.hpp"
 #include "kernels/sm90/stream_loop.cuh"
 #include "kernels/sm90/stream_plan.hpp"
 
@@ -44,6 +45,21 @@ struct Params {
   int64_t kbytes, kscales;  // a row's code bytes (K / 2) and scale bytes (K / 16)
   int64_t panels_total;     // L x plan.panels
 };
+
+// Thread 0 of the CTA writes %globaltimer to `word` of its record (StreamStampLayout) in the
+// kernel built with the time line (kStamps; launched only where DeviceState::stream_stamps is
+// set), nothing in the one every timed run launches; `whole`: after a barrier, so that the stamp
+// is the CTA's last warp's.
+template <bool kStamps>
+__device__ __forceinline__ void stamp(uint64_t* stamps, int word, bool whole) {
+  if constexpr (!kStamps) return;
+  if (whole) __syncthreads();
+  if (threadIdx.x == 0) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    stamps[size_t(blockIdx.x) * StreamStampLayout::kWords + word] = t;
+  }
+}
 
 template <int NT>
 struct Geometry {
@@ -130,8 +146,8 @@ __device__ __forceinline__ void finish_panel(const Params& q, int64_t panel, int
   }
 }
 
-template <int NT, int kWarps = warps_for<NT>()>
-__global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) {
+template <int NT, bool kStamps = false, int kWarps = warps_for<NT>()>
+__global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q, uint64_t* stamps) {
   using G = Geometry<NT>;
   using namespace streamloop;
   extern __shared__ __align__(16) uint8_t smem[];
@@ -150,6 +166,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
   if (lane == 0) {
     tags[2 * warp] = -1;
     tags[2 * warp + 1] = -1;
+  }
+  stamp<kStamps>(stamps, StreamStampLayout::kStartNs, false);
+  if (kStamps && threadIdx.x == 0) {
+    uint32_t sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    stamps[size_t(blockIdx.x) * StreamStampLayout::kWords + StreamStampLayout::kSm] = sm;
+    stamps[size_t(blockIdx.x) * StreamStampLayout::kWords + StreamStampLayout::kUnits] = uint64_t(cta1 - cta0);
   }
 
   // load cursor: (batch, slice, panel, group in slice) and this lane's code / scale pointers
@@ -238,6 +261,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
     }
   }
   __syncthreads();  // the slab written
+  stamp<kStamps>(stamps, StreamStampLayout::kSlabNs, false);
 
   // compute cursor
   int c_p = static_cast<int>(r0 / gs), c_gl = static_cast<int>(r0 - int64_t(r0 / gs) * gs);
@@ -308,6 +332,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
 
   // the pieces the CTA's warps share: summed in warp order by the warp holding the first
   __syncthreads();
+  stamp<kStamps>(stamps, StreamStampLayout::kLoopNs, false);
 #pragma unroll 1
   for (int sl = 0; sl < 2; ++sl) {
     const int e = 2 * warp + sl;
@@ -341,10 +366,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q) 
   }
 
   // phase 2: every piece stored and visible; CTA b's share of the panels, one warp a panel
+  stamp<kStamps>(stamps, StreamStampLayout::kArriveNs, true);
   cooperative_groups::this_grid().sync();
+  stamp<kStamps>(stamps, StreamStampLayout::kPassNs, false);
   const int64_t f0 = stream_div(int64_t(blockIdx.x) * q.panels_total, gridDim.x);
   const int64_t f1 = stream_div(int64_t(blockIdx.x + 1) * q.panels_total, gridDim.x);
   for (int64_t panel = f0 + warp; panel < f1; panel += kWarps) finish_panel<NT>(q, panel, lane);
+  stamp<kStamps>(stamps, StreamStampLayout::kEndNs, true);
 }
 
 }  // namespace nvfp4::sm90::stream

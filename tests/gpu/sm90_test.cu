@@ -937,6 +937,40 @@ TEST(Sm90Stream, DeterministicWhateverTheWorkspaceHeldAndInGraphs) {
     }
 }
 
+// The streaming kernel's time line (stamps.hpp, StreamStampLayout) on a short and a long call and
+// a ragged one on every SM (most CTAs empty): the output still verifies with the stamps on, every CTA's stamps
+// read back in order, no CTA passes the grid barrier before the last arrives, and the CTAs' units
+// add up to the plan's.
+TEST(Sm90Stream, StampsInOrderAndTheOutputStillRight) {
+  NVFP4_REQUIRE_SM90();
+  uint64_t seed = 3900;
+  for (const Shape& s : {Shape{16, 4096, 7168, 1}, Shape{8, 57344, 2048, 1}, Shape{5, 72, 256, 3}})
+    for (const int ctas : {0, sm_count()}) {
+      const sm90::Config c = stream_cfg(s, ctas);
+      SCOPED_TRACE(label(s, Dist::GpuMode, seed + 1) + " " + sm90::describe(c));
+      sm90::DeviceState dev(device_state().device());
+      DeviceBuffer words(sm90::StreamStampLayout::words(c.stream.ctas) * sizeof(uint64_t));
+      NVFP4_CUDA_CHECK(cudaMemset(words.get(), 0, sm90::StreamStampLayout::words(c.stream.ctas) * sizeof(uint64_t)));
+      dev.stream_stamps = {words.get<uint64_t>(), c.stream.ctas, 0};
+      Stream stream;
+      DeviceTensors dt;
+      dt.allocate(s);
+      generate_device(Problem{s, Dist::GpuMode, ++seed}, dt, stream.get());
+      poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+      DeviceBuffer ws(sm90::workspace_bytes(s, c));
+      sm90::launch_stream(s, dt.view(), c.stream, ws.get(), stream.get(), dev);
+      stream.sync();
+      const Check r = compare_with_exact(s, dt, seed, 3000);
+      EXPECT_EQ(r.bad, 0) << r.bad << "/" << r.checked << " bad, first " << r.first;
+      ASSERT_EQ(dev.stream_stamps.grid, c.stream.ctas);
+      std::vector<uint64_t> host(sm90::StreamStampLayout::words(c.stream.ctas));
+      NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), words.get(), host.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+      const sm90::StreamStampSummary sum = sm90::summarize_stream_stamps(host, c.stream.ctas);  // throws where out of order
+      EXPECT_EQ(sum.units, sm90::stream_units(s));
+      EXPECT_GT(sum.span_ns, 0);
+    }
+}
+
 // K that is not a multiple of 256 is refused with the rule (the registered kernel then takes the
 // fused path there), by the configuration and by the launcher.
 TEST(Sm90Stream, RefusesOtherK) {

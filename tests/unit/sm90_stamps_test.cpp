@@ -152,5 +152,70 @@ TEST(Sm90Stamps, RecordsNoKernelWritesAreRefused) {
   refused(std::vector<uint64_t>(L::words(1, 4), 0), "no unit recorded");
 }
 
+// The streaming kernel's time line (StreamStampLayout): three CTAs, each a start and five phases.
+using SL = StreamStampLayout;
+std::vector<uint64_t> write_stream(const std::vector<std::vector<uint64_t>>& ctas) {  // start, then 5 phase lengths
+  std::vector<uint64_t> w(SL::words(int(ctas.size())), 0);
+  const int word[6] = {SL::kStartNs, SL::kSlabNs, SL::kLoopNs, SL::kArriveNs, SL::kPassNs, SL::kEndNs};
+  for (size_t c = 0; c < ctas.size(); ++c) {
+    uint64_t t = 0;
+    for (int b = 0; b < 6; ++b) w[SL::at(int(c)) + word[b]] = t += ctas[c][size_t(b)];
+    w[SL::at(int(c)) + SL::kSm] = 2 * c;
+    w[SL::at(int(c)) + SL::kUnits] = 50 + c;
+  }
+  return w;
+}
+
+TEST(Sm90Stamps, StreamPhasesAndBoundaries) {
+  // CTA 2 starts 300 ns late; every CTA passes the barrier at 10000 (after the last arrives at 9900)
+  const std::vector<uint64_t> w = write_stream({{1000000, 2000, 6000, 500, 1500, 3000},
+                                                {1000100, 2500, 5000, 400, 2000, 2900},
+                                                {1000300, 1500, 7500, 600, 100, 3100}});
+  const StreamStampSummary s = summarize_stream_stamps(w, 3);
+  EXPECT_EQ(s.ctas, 3);
+  EXPECT_EQ(s.units, 153);
+  EXPECT_EQ(s.fewest_units, 50);
+  EXPECT_EQ(s.most_units, 52);
+  EXPECT_DOUBLE_EQ(s.phase_median_ns[0], 2000);  // slab: 2000, 2500, 1500
+  EXPECT_DOUBLE_EQ(s.phase_max_ns[0], 2500);
+  EXPECT_DOUBLE_EQ(s.phase_median_ns[1], 6000);  // loop
+  EXPECT_DOUBLE_EQ(s.phase_max_ns[1], 7500);
+  EXPECT_DOUBLE_EQ(s.phase_max_ns[3], 2000);     // barrier wait
+  EXPECT_DOUBLE_EQ(s.first_ns[0], 0);
+  EXPECT_DOUBLE_EQ(s.last_ns[0], 300);           // the start spread
+  EXPECT_DOUBLE_EQ(s.last_ns[3], 9900);          // the last arrival: CTA 2, 300 + 1500 + 7500 + 600
+  EXPECT_DOUBLE_EQ(s.first_ns[4], 10000);
+  EXPECT_DOUBLE_EQ(s.span_ns, 13100);            // CTA 2 ends at 10000 + 3100
+  const std::string text = format_stream_stamps(s);
+  EXPECT_NE(text.find("span      13.10 us"), std::string::npos) << text;
+  EXPECT_NE(text.find("grid barrier wait"), std::string::npos) << text;
+}
+
+TEST(Sm90Stamps, StreamRecordsNoKernelWritesAreRefused) {
+  const std::vector<std::vector<uint64_t>> good = {{1000000, 2000, 6000, 500, 1500, 3000},
+                                                   {1000100, 2500, 5000, 400, 1000, 2900}};
+  const auto refused = [](const std::vector<uint64_t>& w, int ctas, const std::string& needle) {
+    try {
+      summarize_stream_stamps(w, ctas);
+      ADD_FAILURE() << "accepted; expected: " << needle;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  std::vector<uint64_t> w = write_stream(good);
+  EXPECT_NO_THROW(summarize_stream_stamps(w, 2));
+  w[SL::at(1) + SL::kLoopNs] = w[SL::at(1) + SL::kSlabNs] - 1;
+  refused(w, 2, "CTA 1: stamp 2 before stamp 1");
+  w = write_stream(good);
+  w[SL::at(0) + SL::kEndNs] = 0;
+  refused(w, 2, "CTA 0: stamp 5 missing");
+  w = write_stream({{1000000, 2000, 6000, 500, 100, 3000}, {1000100, 2500, 6500, 400, 1000, 2900}});
+  refused(w, 2, "passed the grid barrier before the last arrived");  // CTA 0 passes at 8600, CTA 1 arrives at 9500
+  refused(std::vector<uint64_t>(SL::words(2), 0), 2, "CTA 0: stamp 0 missing");  // a launch without stamps
+  w = write_stream(good);
+  w.pop_back();
+  refused(w, 2, "words, expected");
+}
+
 }  // namespace
 }  // namespace nvfp4::sm90
