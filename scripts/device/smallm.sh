@@ -20,6 +20,8 @@
 #   graph     16x7168x16384 in graph mode: the path and the old one beside both peers
 #   spots     M = 1..32 spot shapes, cold, the old path beside the new one (pinned by its
 #             --list-configs line where M > 16): the data the threshold is set from (spots.txt)
+#   stamps    the path's time line at the shipped M = 16 shapes (bench/sm90_stamps: per CTA the A
+#             slab, the loop, the shared pieces, the grid barrier's wait, the final sums; stamps/)
 #   sweeps    (not in the default list: a second call, ~5-8 minutes) both shipped sweeps
 #             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
 #             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path where heuristics.hpp's stream_chosen holds)
@@ -39,11 +41,11 @@
 #             the per-target table of issue 47 (also run at the end of every call; SMALLM_REV
 #             names the revision where this is not the tree that ran)
 # Usage, from the repository root: OUT=out bash scripts/device/smallm.sh [STEP ...]
-# (default: build sass tests time graph sanitize tests-fused spots). Every step stops where BUDGET_S seconds
+# (default: build sass tests time graph sanitize tests-fused spots stamps). Every step stops where BUDGET_S seconds
 # (default 450) since the start have passed, saying so; the archive is written whatever happened.
 set -uo pipefail
 OUT=${OUT:-out}; R=$OUT/smallm; mkdir -p "$R"
-steps=("$@"); ((${#steps[@]})) || steps=(build sass tests time graph sanitize tests-fused spots)
+steps=("$@"); ((${#steps[@]})) || steps=(build sass tests time graph sanitize tests-fused spots stamps)
 PY=$(command -v python3)
 BIN=${SMALLM_BIN:-build-sm90/nvfp4bench}  # SMALLM_BIN: another build of the tool (or a stand-in for a dry run)
 BUDGET_S=${BUDGET_S:-450}
@@ -75,7 +77,7 @@ step_build() {
   say "gpu: $(head -1 "$R/smi.txt")"
   cmake --preset sm90-only -DNVFP4_SM90_PTXAS_VERBOSE=ON -DNVFP4_REVISION="${NVFP4_REVISION:-}" \
     > "$R/cmake.log" 2>&1 || { say "build: FAIL (cmake, cmake.log)"; return 1; }
-  if ! cmake --build build-sm90 -j16 --target nvfp4bench sm90_test sm90_stream_plan_test > "$R/build.log" 2>&1; then
+  if ! cmake --build build-sm90 -j16 --target nvfp4bench sm90_test sm90_stream_plan_test sm90_stamps > "$R/build.log" 2>&1; then
     grep -B2 -A8 -m5 error "$R/build.log" | tee -a "$S"
     say "build: FAIL (build.log)"
     return 1
@@ -214,6 +216,21 @@ step_spots() {
   done
   table "$R/spots" new old "cold, M = 1..32 spots: old (sm90-fused's pick) vs new (the streaming path)" |
     tee "$R/spots.txt" | tee -a "$S"
+}
+
+# The path's time line (bench/sm90_stamps.cu, docs/kernels.md "Stamps") at the shipped M = 16
+# shapes: per CTA phase (A slab, loop, shared pieces, grid barrier wait, final sums), cold.
+step_stamps() {
+  mkdir -p "$R/stamps"
+  local m n k l rc bad=0
+  while read -r m n k l; do
+    (( $(left) > 15 )) || { say "stamps: stopped at the budget"; bad=$((bad + 1)); break; }
+    timeout 60 build-sm90/sm90_stamps $m $n $k $l "$(stream_cfg $m $n $k $l)" --calls 5 > "$R/stamps/${m}x${n}x${k}.txt" 2>&1
+    rc=$?
+    [[ $rc == 0 ]] || bad=$((bad + 1))
+    say "  stamps ${m}x${n}x${k}: rc=$rc $(grep -E '^(span|A slab|loop |grid barrier|final sums)' "$R/stamps/${m}x${n}x${k}.txt" | tr -s ' ' | tr '\n' ';')"
+  done < <(shipped_m16)
+  say "stamps: $([[ $bad == 0 ]] && echo PASS || echo "FAIL ($bad shapes)")"
 }
 
 step_sweeps() {
