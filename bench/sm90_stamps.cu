@@ -11,8 +11,9 @@
 // checked on 4096 sampled elements against the exact reference; N calls (default 3), each after
 // an L2 flush (cold), launched directly (never a graph replay): the spans of all, the stamps of
 // the last. The fused SM clock comes from the stamps themselves (clock64 against %globaltimer per
-// CTA); --units and --per-cta are the fused time line's. Exit codes: 0 the output verified, 1 it
-// did not, 2 bad arguments, 3 a failure on the way, 4 no sm_90 GPU.
+// CTA); --units is the fused time line's; --per-cta FILE writes a CSV line per CTA for either.
+// Exit codes: 0 the output verified, 1 it did not, 2 bad arguments, 3 a failure on the way, 4 no
+// sm_90 GPU.
 #include <cuda_runtime.h>
 
 #include <fmt/format.h>
@@ -44,11 +45,13 @@ int usage(const char* why) {
   return 2;
 }
 
-// The calls' spans (us) and the check of the last call's output on sampled elements.
-struct Runs {
-  std::vector<double> spans;
-  int64_t checked = 0, bad = 0;
-};
+// --per-cta FILE: `text` into a new file (never one that exists).
+void write_new_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wx");
+  if (f == nullptr) throw std::runtime_error("--per-cta " + path + ": cannot create (does it exist?)");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) throw std::runtime_error("--per-cta " + path + ": write failed");
+}
 
 int64_t check_sampled(const Shape& s, DeviceTensors& dt, uint64_t seed, int64_t* checked) {
   std::vector<uint16_t> got(size_t(s.l * s.m * s.n));
@@ -67,7 +70,8 @@ int64_t check_sampled(const Shape& s, DeviceTensors& dt, uint64_t seed, int64_t*
 
 // The streaming path's time line (StreamStampLayout): its phases per CTA and when the grid's
 // CTAs reach each boundary, for the last of `calls` cold calls.
-int run_stream(const Shape& s, const sm90::Config& cfg, int calls, uint64_t seed, const DeviceInfo& info) {
+int run_stream(const Shape& s, const sm90::Config& cfg, int calls, uint64_t seed, const DeviceInfo& info,
+               const std::string& per_cta) {
   if (const std::string e = sm90::stream_shape_error(s, cfg.stream); !e.empty()) return usage(("CONFIG: " + e).c_str());
   Stream stream;
   DeviceTensors dt;
@@ -100,7 +104,9 @@ int run_stream(const Shape& s, const sm90::Config& cfg, int calls, uint64_t seed
   std::sort(spans.begin(), spans.end());
   std::printf("calls     %d cold: span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
               spans[spans.size() / 2], spans.front(), spans.back());
-  std::printf("%s", sm90::format_stream_stamps(sm90::summarize_stream_stamps(host, ctas)).c_str());
+  const sm90::StreamStampSummary sum = sm90::summarize_stream_stamps(host, ctas);
+  std::printf("%s", sm90::format_stream_stamps(sum).c_str());
+  if (!per_cta.empty()) write_new_file(per_cta, sm90::format_stream_stamps_per_cta(sum));
   return bad ? 1 : 0;
 }
 
@@ -117,7 +123,7 @@ int main(int argc, char** argv) try {
   int units = 64;
   int calls = 3;  // --calls N: cold calls; the last one's stamps are summarized, every one's span
   uint64_t seed = 0;
-  std::string per_cta;  // --per-cta FILE: one CSV line per CTA (format_stamps_per_cta)
+  std::string per_cta;  // --per-cta FILE: one CSV line per CTA (format_stamps_per_cta, format_stream_stamps_per_cta)
   for (int i = 6; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--units") units = std::atoi(argv[i + 1]);
@@ -147,7 +153,7 @@ int main(int argc, char** argv) try {
     return usage(("CONFIG: " + e).c_str());
   }
   cfg = sm90::normalize(s, cfg);
-  if (cfg.path == sm90::Path::Stream) return run_stream(s, cfg, calls, seed, info);
+  if (cfg.path == sm90::Path::Stream) return run_stream(s, cfg, calls, seed, info, per_cta);
   if (cfg.path != sm90::Path::Fused)
     return usage("CONFIG: a fused or a stream configuration (the time lines are those two kernels')");
 
@@ -203,13 +209,7 @@ int main(int argc, char** argv) try {
   std::printf("calls     %d cold: kernel span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
               sorted[sorted.size() / 2], sorted.front(), sorted.back());
   std::printf("%s", sm90::format_stamps(sum, clock).c_str());
-  if (!per_cta.empty()) {
-    std::FILE* f = std::fopen(per_cta.c_str(), "wx");  // never replaces a file
-    if (f == nullptr) throw std::runtime_error("--per-cta " + per_cta + ": cannot create (does it exist?)");
-    const std::string csv = sm90::format_stamps_per_cta(sum);
-    const bool ok = std::fwrite(csv.data(), 1, csv.size(), f) == csv.size();
-    if (std::fclose(f) != 0 || !ok) throw std::runtime_error("--per-cta " + per_cta + ": write failed");
-  }
+  if (!per_cta.empty()) write_new_file(per_cta, sm90::format_stamps_per_cta(sum));
   return bad ? 1 : 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "sm90_stamps: %s\n", e.what());

@@ -215,6 +215,12 @@ StreamStampSummary summarize_stream_stamps(const std::vector<uint64_t>& words, i
   std::vector<double> phase[StreamStampSummary::kPhases], at[6];
   for (int c = 0; c < ctas; ++c) {
     const uint64_t* h = words.data() + L::at(c);
+    StreamStampSummary::Cta rec;
+    rec.cta = c;
+    rec.sm = static_cast<int>(h[L::kSm]);
+    rec.units = static_cast<int64_t>(h[L::kUnits]);
+    for (int b = 0; b < 6; ++b) rec.at_ns[b] = double(h[kStamps[b]] - t0);
+    s.cta.push_back(rec);
     for (int b = 0; b < 6; ++b) at[b].push_back(double(h[kStamps[b]] - t0));
     for (int f = 0; f < StreamStampSummary::kPhases; ++f) phase[f].push_back(double(h[kStamps[f + 1]] - h[kStamps[f]]));
   }
@@ -243,6 +249,14 @@ std::string format_stream_stamps(const StreamStampSummary& s) {
   for (int b = 0; b < 6; ++b)
     out += fmt::format("{:<20} {:>8.2f} {:>12.2f} {:>12.2f}\n", kNames[b], s.first_ns[b] / 1e3, s.median_ns[b] / 1e3,
                        s.last_ns[b] / 1e3);
+  return out;
+}
+
+std::string format_stream_stamps_per_cta(const StreamStampSummary& s) {
+  std::string out = "cta,sm,units,start_ns,slab_ns,loop_ns,arrive_ns,pass_ns,end_ns\n";
+  for (const StreamStampSummary::Cta& c : s.cta)
+    out += fmt::format("{},{},{},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f}\n", c.cta, c.sm, c.units, c.at_ns[0],
+                       c.at_ns[1], c.at_ns[2], c.at_ns[3], c.at_ns[4], c.at_ns[5]);
   return out;
 }
 

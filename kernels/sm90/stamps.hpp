@@ -122,6 +122,12 @@ struct StreamStampSummary {
   // boundaries, ns after the first start: the first / median / last CTA to reach each of the six
   // stamps (start, slab, loop, arrive, pass, end)
   double first_ns[6] = {}, median_ns[6] = {}, last_ns[6] = {};
+  struct Cta {
+    int cta = 0, sm = 0;
+    int64_t units = 0;
+    double at_ns[6] = {};  // its six stamps, ns after the first CTA's start
+  };
+  std::vector<Cta> cta;  // every CTA, in blockIdx order
 };
 
 // Reads `words` (StreamStampLayout, `ctas` CTAs). Throws std::runtime_error naming the CTA where a
@@ -132,5 +138,9 @@ StreamStampSummary summarize_stream_stamps(const std::vector<uint64_t>& words, i
 // The summary as text: the span, per phase the median and slowest CTA, and when the CTAs reach
 // each boundary.
 std::string format_stream_stamps(const StreamStampSummary& s);
+
+// One line per CTA, comma-separated with a header: cta, sm, units, then its six stamps (ns after
+// the first CTA's start): start_ns, slab_ns, loop_ns, arrive_ns, pass_ns, end_ns.
+std::string format_stream_stamps_per_cta(const StreamStampSummary& s);
 
 }  // namespace nvfp4::sm90

@@ -189,6 +189,11 @@ TEST(Sm90Stamps, StreamPhasesAndBoundaries) {
   const std::string text = format_stream_stamps(s);
   EXPECT_NE(text.find("span      13.10 us"), std::string::npos) << text;
   EXPECT_NE(text.find("grid barrier wait"), std::string::npos) << text;
+  // per CTA: its SM and units, its stamps after the first start (CTA 2: 300, 1800, 9300, 9900, 10000, 13100)
+  ASSERT_EQ(s.cta.size(), 3u);
+  const std::string csv = format_stream_stamps_per_cta(s);
+  EXPECT_EQ(csv.rfind("cta,sm,units,start_ns,slab_ns,loop_ns,arrive_ns,pass_ns,end_ns\n", 0), 0u) << csv;
+  EXPECT_NE(csv.find("\n2,4,52,300,1800,9300,9900,10000,13100\n"), std::string::npos) << csv;
 }
 
 TEST(Sm90Stamps, StreamRecordsNoKernelWritesAreRefused) {
