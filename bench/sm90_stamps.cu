@@ -68,42 +68,67 @@ int64_t check_sampled(const Shape& s, DeviceTensors& dt, uint64_t seed, int64_t*
   return check.result().mismatches;
 }
 
+// One problem's buffers, a device state and a stamps buffer of `words` words; cold() runs one
+// call the same way for both kernels: C poisoned, the stamps zeroed, L2 flushed, `launch`, waited.
+struct Harness {
+  Stream stream;
+  DeviceTensors dt;
+  DeviceBuffer ws;
+  sm90::DeviceState dev{0};
+  DeviceBuffer stamps;
+  size_t words;
+  L2Flusher flusher;
+  Harness(const Shape& s, const sm90::Config& cfg, uint64_t seed, const DeviceInfo& info, size_t stamp_words)
+      : ws(sm90::workspace_bytes(s, cfg)), stamps(stamp_words * sizeof(uint64_t)), words(stamp_words),
+        flusher(info.l2_bytes, 0) {
+    dt.allocate(s);
+    generate_device(Problem{s, Dist::GpuMode, seed}, dt, stream.get());
+  }
+  template <class Launch>
+  void cold(const Shape& s, Launch launch) {
+    poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(stamps.get(), 0, words * sizeof(uint64_t), stream.get()));
+    flusher.flush(stream.get());
+    launch();
+    stream.sync();
+  }
+  // the first `n` words of the stamps, as the last call left them
+  std::vector<uint64_t> read(size_t n) const {
+    std::vector<uint64_t> host(n);
+    NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), stamps.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    return host;
+  }
+};
+
+// The spans' line: each call's first CTA start to last CTA end, us.
+void print_spans(int calls, std::vector<double> spans) {
+  std::sort(spans.begin(), spans.end());
+  std::printf("calls     %d cold: kernel span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
+              spans[spans.size() / 2], spans.front(), spans.back());
+}
+
 // The streaming path's time line (StreamStampLayout): its phases per CTA and when the grid's
 // CTAs reach each boundary, for the last of `calls` cold calls.
 int run_stream(const Shape& s, const sm90::Config& cfg, int calls, uint64_t seed, const DeviceInfo& info,
                const std::string& per_cta) {
   if (const std::string e = sm90::stream_shape_error(s, cfg.stream); !e.empty()) return usage(("CONFIG: " + e).c_str());
-  Stream stream;
-  DeviceTensors dt;
-  dt.allocate(s);
-  generate_device(Problem{s, Dist::GpuMode, seed}, dt, stream.get());
-  DeviceBuffer ws(sm90::workspace_bytes(s, cfg));
-  sm90::DeviceState dev(0);
   const int ctas = cfg.stream.ctas;
-  const size_t words = sm90::StreamStampLayout::words(ctas);
-  DeviceBuffer stamps(words * sizeof(uint64_t));
-  dev.stream_stamps = {stamps.get<uint64_t>(), ctas, 0};
-  L2Flusher flusher(info.l2_bytes, 0);
-  std::vector<uint64_t> host(words);
+  Harness h(s, cfg, seed, info, sm90::StreamStampLayout::words(ctas));
+  h.dev.stream_stamps = {h.stamps.get<uint64_t>(), ctas, 0};
+  std::vector<uint64_t> host;
   std::vector<double> spans;
   for (int call = 0; call < calls; ++call) {
-    poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
-    NVFP4_CUDA_CHECK(cudaMemsetAsync(stamps.get(), 0, words * sizeof(uint64_t), stream.get()));
-    flusher.flush(stream.get());
-    sm90::launch_stream(s, dt.view(), cfg.stream, ws.get(), stream.get(), dev);
-    stream.sync();
-    NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), stamps.get(), words * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    h.cold(s, [&] { sm90::launch_stream(s, h.dt.view(), cfg.stream, h.ws.get(), h.stream.get(), h.dev); });
+    host = h.read(h.words);
     spans.push_back(sm90::summarize_stream_stamps(host, ctas).span_ns / 1e3);
   }
   int64_t checked = 0;
-  const int64_t bad = check_sampled(s, dt, seed, &checked);
+  const int64_t bad = check_sampled(s, h.dt, seed, &checked);
   std::printf("problem   %lldx%lldx%lld L=%lld, %s, grid %d\n", (long long)s.m, (long long)s.n, (long long)s.k,
-              (long long)s.l, sm90::describe(cfg).c_str(), dev.stream_stamps.grid);
+              (long long)s.l, sm90::describe(cfg).c_str(), h.dev.stream_stamps.grid);
   std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED", (long long)checked,
               (long long)bad);
-  std::sort(spans.begin(), spans.end());
-  std::printf("calls     %d cold: span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
-              spans[spans.size() / 2], spans.front(), spans.back());
+  print_spans(calls, spans);
   const sm90::StreamStampSummary sum = sm90::summarize_stream_stamps(host, ctas);
   std::printf("%s", sm90::format_stream_stamps(sum).c_str());
   if (!per_cta.empty()) write_new_file(per_cta, sm90::format_stream_stamps_per_cta(sum));
@@ -157,36 +182,22 @@ int main(int argc, char** argv) try {
   if (cfg.path != sm90::Path::Fused)
     return usage("CONFIG: a fused or a stream configuration (the time lines are those two kernels')");
 
-  Stream stream;
-  DeviceTensors dt;
-  dt.allocate(s);
-  generate_device(Problem{s, Dist::GpuMode, seed}, dt, stream.get());
-  DeviceBuffer ws(sm90::workspace_bytes(s, cfg));
-  sm90::DeviceState dev(0);
   const int ctas = 2 * info.sm_count > cfg.fused.workers ? 2 * info.sm_count : cfg.fused.workers;
-  const size_t words = sm90::StampLayout::words(ctas, units);
-  DeviceBuffer stamps(words * sizeof(uint64_t));
-  dev.fused_stamps = {stamps.get<uint64_t>(), ctas, units, 0};
-  L2Flusher flusher(info.l2_bytes, 0);
-
+  Harness h(s, cfg, seed, info, sm90::StampLayout::words(ctas, units));
+  h.dev.fused_stamps = {h.stamps.get<uint64_t>(), ctas, units, 0};
   std::vector<uint64_t> host;
-  std::vector<double> spans;  // each call's first CTA start to last CTA end, us
+  std::vector<double> spans;
   for (int call = 0; call < calls; ++call) {
-    poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
-    NVFP4_CUDA_CHECK(cudaMemsetAsync(stamps.get(), 0, words * sizeof(uint64_t), stream.get()));
-    flusher.flush(stream.get());
-    sm90::launch_fused(s, dt.view(), cfg.fused, ws.get(), stream.get(), dev);
-    stream.sync();
-    host.assign(sm90::StampLayout::words(dev.fused_stamps.grid, units), 0);
-    NVFP4_CUDA_CHECK(cudaMemcpy(host.data(), stamps.get(), host.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-    spans.push_back(sm90::summarize_stamps(host, dev.fused_stamps.grid, units).span_ns / 1e3);
+    h.cold(s, [&] { sm90::launch_fused(s, h.dt.view(), cfg.fused, h.ws.get(), h.stream.get(), h.dev); });
+    host = h.read(sm90::StampLayout::words(h.dev.fused_stamps.grid, units));
+    spans.push_back(sm90::summarize_stamps(host, h.dev.fused_stamps.grid, units).span_ns / 1e3);
   }
-  const int grid = dev.fused_stamps.grid;
+  const int grid = h.dev.fused_stamps.grid;
 
   // The output of that call, checked on sampled elements (every call's output is checked by the
   // tool and the GPU tests; here only that the stamps did not break it).
   int64_t checked = 0;
-  const int64_t bad = check_sampled(s, dt, seed, &checked);
+  const int64_t bad = check_sampled(s, h.dt, seed, &checked);
 
   const sm90::StampSummary sum = sm90::summarize_stamps(host, grid, units);
   // SM clock: cycles over nanoseconds of each CTA's own span, the median
@@ -204,10 +215,7 @@ int main(int argc, char** argv) try {
               clock);
   std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED",
               (long long)checked, (long long)bad);
-  std::vector<double> sorted = spans;
-  std::sort(sorted.begin(), sorted.end());
-  std::printf("calls     %d cold: kernel span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
-              sorted[sorted.size() / 2], sorted.front(), sorted.back());
+  print_spans(calls, spans);
   std::printf("%s", sm90::format_stamps(sum, clock).c_str());
   if (!per_cta.empty()) write_new_file(per_cta, sm90::format_stamps_per_cta(sum));
   return bad ? 1 : 0;
