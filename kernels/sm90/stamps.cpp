@@ -219,10 +219,12 @@ StreamStampSummary summarize_stream_stamps(const std::vector<uint64_t>& words, i
     rec.cta = c;
     rec.sm = static_cast<int>(h[L::kSm]);
     rec.units = static_cast<int64_t>(h[L::kUnits]);
-    for (int b = 0; b < 6; ++b) rec.at_ns[b] = double(h[kStamps[b]] - t0);
+    for (int b = 0; b < 6; ++b) {
+      rec.at_ns[b] = double(h[kStamps[b]] - t0);
+      at[b].push_back(rec.at_ns[b]);
+      if (b > 0) phase[b - 1].push_back(rec.at_ns[b] - rec.at_ns[b - 1]);
+    }
     s.cta.push_back(rec);
-    for (int b = 0; b < 6; ++b) at[b].push_back(double(h[kStamps[b]] - t0));
-    for (int f = 0; f < StreamStampSummary::kPhases; ++f) phase[f].push_back(double(h[kStamps[f + 1]] - h[kStamps[f]]));
   }
   for (int f = 0; f < StreamStampSummary::kPhases; ++f) {
     s.phase_median_ns[f] = median(phase[f]);

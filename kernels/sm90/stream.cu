@@ -18,10 +18,11 @@ static_assert(stream::warps_for<1>() == stream_warps(8) && stream::warps_for<2>(
                   stream::warps_for<4>() == stream_warps(32),
               "one warp count per M tile, config.hpp and the kernel");
 
-template <int NT, bool kStamps>
+// `stamps` set: the kernel's twin built with the time line (diagnosis only, stamps.hpp).
+template <int NT>
 void launch_kernel(const stream::Params& q, uint64_t* stamps, int ctas, size_t smem, cudaStream_t s, DeviceState& dev) {
-  const void* fn = reinterpret_cast<const void*>(stream::stream_kernel<NT, kStamps>);
-  dev.ensure_smem_limit(fn, kStreamSmemLimit);  // once per kernel: the most any shape takes
+  auto* kernel = stamps != nullptr ? stream::stream_kernel<NT, true> : stream::stream_kernel<NT, false>;
+  dev.ensure_smem_limit(reinterpret_cast<const void*>(kernel), kStreamSmemLimit);  // once per kernel: the most any shape takes
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(ctas), 1, 1);
   cfg.blockDim = dim3(stream::warps_for<NT>() * 32, 1, 1);
@@ -32,7 +33,7 @@ void launch_kernel(const stream::Params& q, uint64_t* stamps, int ctas, size_t s
   attr.val.cooperative = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, stream::stream_kernel<NT, kStamps>, q, stamps));
+  NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, q, stamps));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -59,7 +60,7 @@ void launch_stream(const Shape& s, const Operands& ops, const StreamConfig& c, v
   q.kbytes = s.k / 2;
   q.kscales = s.k / 16;
   q.panels_total = w.panels;
-  uint64_t* stamps = nullptr;  // the time line, for diagnosis (stamps.hpp): the kernel built with it
+  uint64_t* stamps = nullptr;  // the time line, for diagnosis (stamps.hpp)
   if (dev.stream_stamps.words != nullptr) {
     if (c.ctas > dev.stream_stamps.ctas)
       throw usage_error(fmt::format("sm90: the stream stamps have room for {} CTAs, the launch has {}",
@@ -68,9 +69,9 @@ void launch_stream(const Shape& s, const Operands& ops, const StreamConfig& c, v
     dev.stream_stamps.grid = c.ctas;
   }
   switch (c.m_tile) {
-    case 8: stamps ? launch_kernel<1, true>(q, stamps, c.ctas, w.smem, stream, dev) : launch_kernel<1, false>(q, nullptr, c.ctas, w.smem, stream, dev); break;
-    case 16: stamps ? launch_kernel<2, true>(q, stamps, c.ctas, w.smem, stream, dev) : launch_kernel<2, false>(q, nullptr, c.ctas, w.smem, stream, dev); break;
-    default: stamps ? launch_kernel<4, true>(q, stamps, c.ctas, w.smem, stream, dev) : launch_kernel<4, false>(q, nullptr, c.ctas, w.smem, stream, dev); break;
+    case 8: launch_kernel<1>(q, stamps, c.ctas, w.smem, stream, dev); break;
+    case 16: launch_kernel<2>(q, stamps, c.ctas, w.smem, stream, dev); break;
+    default: launch_kernel<4>(q, stamps, c.ctas, w.smem, stream, dev); break;
   }
 }
 

@@ -51,13 +51,18 @@ struct Params {
 // set), nothing in the one every timed run launches; `whole`: after a barrier, so that the stamp
 // is the CTA's last warp's.
 template <bool kStamps>
+__device__ __forceinline__ void stamp_put(uint64_t* stamps, int word, uint64_t v) {
+  if constexpr (kStamps) {
+    if (threadIdx.x == 0) stamps[size_t(blockIdx.x) * StreamStampLayout::kWords + word] = v;
+  }
+}
+template <bool kStamps>
 __device__ __forceinline__ void stamp(uint64_t* stamps, int word, bool whole) {
-  if constexpr (!kStamps) return;
-  if (whole) __syncthreads();
-  if (threadIdx.x == 0) {
+  if constexpr (kStamps) {
+    if (whole) __syncthreads();
     uint64_t t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    stamps[size_t(blockIdx.x) * StreamStampLayout::kWords + word] = t;
+    stamp_put<kStamps>(stamps, word, t);
   }
 }
 
@@ -168,11 +173,11 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q, 
     tags[2 * warp + 1] = -1;
   }
   stamp<kStamps>(stamps, StreamStampLayout::kStartNs, false);
-  if (kStamps && threadIdx.x == 0) {
+  if constexpr (kStamps) {
     uint32_t sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    stamps[size_t(blockIdx.x) * StreamStampLayout::kWords + StreamStampLayout::kSm] = sm;
-    stamps[size_t(blockIdx.x) * StreamStampLayout::kWords + StreamStampLayout::kUnits] = uint64_t(cta1 - cta0);
+    stamp_put<kStamps>(stamps, StreamStampLayout::kSm, sm);
+    stamp_put<kStamps>(stamps, StreamStampLayout::kUnits, uint64_t(cta1 - cta0));
   }
 
   // load cursor: (batch, slice, panel, group in slice) and this lane's code / scale pointers
