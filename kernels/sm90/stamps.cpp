@@ -192,14 +192,14 @@ StreamStampSummary summarize_stream_stamps(const std::vector<uint64_t>& words, i
   if (ctas < 1) throw std::runtime_error("stream stamps: no CTAs");
   if (words.size() != L::words(ctas))
     throw std::runtime_error(fmt::format("stream stamps: {} words, expected {} for {} CTAs", words.size(), L::words(ctas), ctas));
-  constexpr int kStamps[6] = {L::kStartNs, L::kSlabNs, L::kLoopNs, L::kArriveNs, L::kPassNs, L::kEndNs};
+  constexpr int kStamps[StreamStampSummary::kBoundaries] = {L::kStartNs, L::kSlabNs, L::kLoopNs, L::kArriveNs, L::kPassNs, L::kEndNs};
   StreamStampSummary s;
   s.ctas = ctas;
   uint64_t t0 = UINT64_MAX, last_arrive = 0, first_pass = UINT64_MAX;
   s.fewest_units = INT64_MAX;
   for (int c = 0; c < ctas; ++c) {
     const uint64_t* h = words.data() + L::at(c);
-    for (int b = 0; b < 6; ++b) {
+    for (int b = 0; b < StreamStampSummary::kBoundaries; ++b) {
       if (h[kStamps[b]] == 0) bad(c, -1, fmt::format("stamp {} missing", b));
       if (b > 0 && h[kStamps[b]] < h[kStamps[b - 1]]) bad(c, -1, fmt::format("stamp {} before stamp {}", b, b - 1));
     }
@@ -212,14 +212,14 @@ StreamStampSummary summarize_stream_stamps(const std::vector<uint64_t>& words, i
     s.fewest_units = std::min(s.fewest_units, units);
   }
   if (first_pass < last_arrive) throw std::runtime_error("stream stamps: a CTA passed the grid barrier before the last arrived");
-  std::vector<double> phase[StreamStampSummary::kPhases], at[6];
+  std::vector<double> phase[StreamStampSummary::kPhases], at[StreamStampSummary::kBoundaries];
   for (int c = 0; c < ctas; ++c) {
     const uint64_t* h = words.data() + L::at(c);
     StreamStampSummary::Cta rec;
     rec.cta = c;
     rec.sm = static_cast<int>(h[L::kSm]);
     rec.units = static_cast<int64_t>(h[L::kUnits]);
-    for (int b = 0; b < 6; ++b) {
+    for (int b = 0; b < StreamStampSummary::kBoundaries; ++b) {
       rec.at_ns[b] = double(h[kStamps[b]] - t0);
       at[b].push_back(rec.at_ns[b]);
       if (b > 0) phase[b - 1].push_back(rec.at_ns[b] - rec.at_ns[b - 1]);
@@ -230,12 +230,12 @@ StreamStampSummary summarize_stream_stamps(const std::vector<uint64_t>& words, i
     s.phase_median_ns[f] = median(phase[f]);
     s.phase_max_ns[f] = *std::max_element(phase[f].begin(), phase[f].end());
   }
-  for (int b = 0; b < 6; ++b) {
+  for (int b = 0; b < StreamStampSummary::kBoundaries; ++b) {
     s.first_ns[b] = *std::min_element(at[b].begin(), at[b].end());
     s.median_ns[b] = median(at[b]);
     s.last_ns[b] = *std::max_element(at[b].begin(), at[b].end());
   }
-  s.span_ns = s.last_ns[5];
+  s.span_ns = s.last_ns[StreamStampSummary::kBoundaries - 1];
   return s;
 }
 
@@ -246,9 +246,9 @@ std::string format_stream_stamps(const StreamStampSummary& s) {
   for (int f = 0; f < StreamStampSummary::kPhases; ++f)
     out += fmt::format("{:<20} {:>10.2f} {:>16.2f}\n", StreamStampSummary::kPhaseNames[f], s.phase_median_ns[f] / 1e3,
                        s.phase_max_ns[f] / 1e3);
-  static constexpr const char* kNames[6] = {"start", "slab written", "loop done", "arrives", "passes", "ends"};
+  static constexpr const char* kNames[StreamStampSummary::kBoundaries] = {"start", "slab written", "loop done", "arrives", "passes", "ends"};
   out += "boundary              first us    median us      last us   (after the first CTA's start)\n";
-  for (int b = 0; b < 6; ++b)
+  for (int b = 0; b < StreamStampSummary::kBoundaries; ++b)
     out += fmt::format("{:<20} {:>8.2f} {:>12.2f} {:>12.2f}\n", kNames[b], s.first_ns[b] / 1e3, s.median_ns[b] / 1e3,
                        s.last_ns[b] / 1e3);
   return out;

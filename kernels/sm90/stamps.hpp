@@ -112,7 +112,8 @@ struct StreamStampLayout {
 // The phases of a streaming call: per CTA the ns between consecutive stamps, and when the grid's
 // CTAs reach each boundary (ns after the first CTA's start).
 struct StreamStampSummary {
-  static constexpr int kPhases = 5;  // slab, loop, shared pieces, barrier wait, final sums
+  static constexpr int kBoundaries = 6;  // the six stamps: start, slab, loop, arrive, pass, end
+  static constexpr int kPhases = kBoundaries - 1;  // slab, loop, shared pieces, barrier wait, final sums
   static constexpr const char* kPhaseNames[kPhases] = {"A slab", "loop", "shared pieces", "grid barrier wait",
                                                        "final sums"};
   int ctas = 0;
@@ -121,11 +122,11 @@ struct StreamStampSummary {
   double phase_median_ns[kPhases] = {}, phase_max_ns[kPhases] = {};  // per CTA
   // boundaries, ns after the first start: the first / median / last CTA to reach each of the six
   // stamps (start, slab, loop, arrive, pass, end)
-  double first_ns[6] = {}, median_ns[6] = {}, last_ns[6] = {};
+  double first_ns[kBoundaries] = {}, median_ns[kBoundaries] = {}, last_ns[kBoundaries] = {};
   struct Cta {
     int cta = 0, sm = 0;
     int64_t units = 0;
-    double at_ns[6] = {};  // its six stamps, ns after the first CTA's start
+    double at_ns[kBoundaries] = {};  // its six stamps, ns after the first CTA's start
   };
   std::vector<Cta> cta;  // every CTA, in blockIdx order
 };
