@@ -5,9 +5,13 @@
 // streams 1/C of K, and the cluster sums its C partials through distributed shared memory behind one
 // cluster barrier. No decode and no mma: the loads (A's slice and B's codes and scales) are kept live
 // by folding them into the partial, so the time is the structure's floor, to be set beside the path's
-// full time in the same call.
+// full time in the same call. The same panels also run as a cooperative grid whose partials meet in a
+// global workspace behind a grid barrier (the path's structure today), so the two structures are
+// compared on the same loads. (Scales are read in 16-byte runs, the last run of a slice dropped where
+// K / 256 is not a multiple of C: at most 1/9 of the bytes, at K = 512.)
 //
-// Usage: sm90_short_call_bench M N K [reps]   (M <= 16; prints one line per cluster size and the floors)
+// Usage: sm90_short_call_bench M N K [reps]   (M <= 16; prints the floors, then per C both structures' time
+// and whether they left the same C; exit 1 where they did not)
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -33,58 +37,85 @@ constexpr int kM = 16;
 
 struct Problem {
   const uint4* b;       // N rows x K/2 bytes of codes
-  const uint32_t* sb;   // N rows x K/16 scale bytes
+  const uint4* sb;      // N rows x K/16 scale bytes
   const uint4* a;       // kM rows x K/2 bytes of codes
   float* c;             // kM x N
-  int n, k, rows;       // rows: B rows a cluster owns
+  float* work;          // the grid form's partials: one kM x rows block per CTA
+  int n, k, rows;       // rows: B rows a panel holds
 };
 
-// One CTA: rows [r0, r0 + rows) of B over K slice [k0, k1) (in bytes of codes: k/2).
-template <int C>
-__global__ void __launch_bounds__(kThreads, 1) cluster_kernel(Problem p) {
-  extern __shared__ float part[];  // kM x rows partial, then the A slice's staging
-  cg::cluster_group cluster = cg::this_cluster();
-  const int rank = static_cast<int>(cluster.block_rank());
+// CTA q of a panel's C reads rows [r0, r0 + rows) of B over K slice q of C and A's slice, every load
+// issued before any is used (8 in flight a thread), each folded into the kM x rows partial by a
+// shared atomic. Then the panel's C partials are summed, CTA q summing share q of the outputs in
+// rank order: through distributed shared memory behind a cluster barrier (kCluster), or through a
+// global workspace behind a grid barrier (a cooperative launch, the path's structure today).
+template <int C, bool kCluster>
+__global__ void __launch_bounds__(kThreads, 1) panel_kernel(Problem p) {
+  extern __shared__ float part[];  // kM x rows partial, then A's slice
+  const int rank = kCluster ? static_cast<int>(cg::this_cluster().block_rank()) : static_cast<int>(blockIdx.x % C);
   const int panel = blockIdx.x / C;
   const int r0 = panel * p.rows;
   const int rows = min(p.rows, p.n - r0);
-  const int row_bytes = p.k / 2;
-  const int slice = row_bytes / C;  // a multiple of 16 (K a multiple of 32 * C)
-  const int k0 = rank * slice;
-  // A's slice: kM rows x slice bytes, read once per CTA into shared memory (the slab's traffic).
-  uint32_t* slab = reinterpret_cast<uint32_t*>(part + kM * p.rows);
-  for (int i = threadIdx.x; i < kM * slice / 16; i += kThreads) {
-    const int m = i / (slice / 16), j = i % (slice / 16);
-    const uint4 v = p.a[(m * row_bytes + k0) / 16 + j];
-    slab[i] = v.x ^ v.y ^ v.z ^ v.w;
-  }
+  const int row_chunks = p.k / 2 / 16, slice = row_chunks / C, k0 = rank * slice;  // 16-byte chunks
+  const int srow_chunks = p.k / 16 / 16, sslice = srow_chunks / C;                   // may be 0 (K < 256 C)
+  uint4* slab = reinterpret_cast<uint4*>(part + kM * p.rows);
   for (int i = threadIdx.x; i < kM * p.rows; i += kThreads) part[i] = 0.f;
   __syncthreads();
-  // B: each warp takes rows in turn; lanes read 16 B each along the row's slice (coalesced).
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int r = warp; r < rows; r += kThreads / 32) {
-    const uint4* row = p.b + (static_cast<size_t>(r0 + r) * row_bytes + k0) / 16;
-    const uint32_t* srow = p.sb + (static_cast<size_t>(r0 + r) * (p.k / 16) + k0 / 8) / 4;
-    uint32_t acc = 0;
-    for (int j = lane; j < slice / 16; j += 32) {
-      const uint4 v = row[j];
-      acc += v.x ^ v.y ^ v.z ^ v.w ^ slab[(lane % kM) * (slice / 16) + j];
-    }
-    for (int j = lane; j < slice / 32; j += 32) acc += srow[j];
-    for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(~0u, acc, o);
-    if (lane < kM) part[lane * p.rows + r] = static_cast<float>(acc & 0xffff);
-  }
-  cluster.sync();
-  // Rank q sums its share of the panel's kM x rows outputs over the C partials, in rank order.
-  const int total = kM * p.rows, share = (total + C - 1) / C;
-  for (int i = rank * share + threadIdx.x; i < min(total, (rank + 1) * share); i += kThreads) {
-    float s = 0.f;
+  const int nb = rows * slice, ns = rows * sslice, na = kM * slice, total = nb + ns + na;
+  for (int i0 = threadIdx.x; i0 < total; i0 += 8 * kThreads) {
+    uint4 v[8];
 #pragma unroll
-    for (int q = 0; q < C; ++q) s += cluster.map_shared_rank(part, q)[i];
-    const int m = i / p.rows, r = i % p.rows;
-    if (r < rows) p.c[m * p.n + r0 + r] = s;
+    for (int u = 0; u < 8; ++u) {
+      const int i = i0 + u * kThreads;
+      v[u] = make_uint4(0, 0, 0, 0);
+      if (i < nb) {
+        v[u] = p.b[static_cast<size_t>(r0 + i / slice) * row_chunks + k0 + i % slice];
+      } else if (i < nb + ns) {
+        const int j = i - nb;
+        v[u] = p.sb[static_cast<size_t>(r0 + j / sslice) * srow_chunks + rank * sslice + j % sslice];
+      } else if (i < total) {
+        const int j = i - nb - ns;
+        v[u] = p.a[static_cast<size_t>(j / slice) * row_chunks + k0 + j % slice];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int i = i0 + u * kThreads;
+      if (i < nb + ns) {
+        const int row = i < nb ? i / slice : (i - nb) / sslice;
+        atomicAdd(&part[(i % kM) * p.rows + row], static_cast<float>((v[u].x ^ v[u].y ^ v[u].z ^ v[u].w) & 0xff));
+      } else if (i < total) {
+        slab[i - nb - ns] = v[u];
+      }
+    }
   }
-  cluster.sync();  // no CTA leaves while another still reads its shared memory
+  const int outs = kM * p.rows, share = (outs + C - 1) / C;
+  const int lo = rank * share, hi = min(outs, (rank + 1) * share);
+  if constexpr (kCluster) {
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    for (int i = lo + threadIdx.x; i < hi; i += kThreads) {
+      float s = 0.f;
+#pragma unroll
+      for (int q = 0; q < C; ++q) s += cluster.map_shared_rank(part, q)[i];
+      const int m = i / p.rows, r = i % p.rows;
+      if (r < rows) p.c[m * p.n + r0 + r] = s + slab[0].x * 0.f;
+    }
+    cluster.sync();  // no CTA leaves while another still reads its shared memory
+  } else {
+    __syncthreads();
+    float* mine = p.work + static_cast<size_t>(blockIdx.x) * outs;
+    for (int i = threadIdx.x; i < outs; i += kThreads) mine[i] = part[i];
+    cg::this_grid().sync();
+    const float* first = p.work + static_cast<size_t>(panel) * C * outs;
+    for (int i = lo + threadIdx.x; i < hi; i += kThreads) {
+      float s = 0.f;
+#pragma unroll
+      for (int q = 0; q < C; ++q) s += __ldcg(first + static_cast<size_t>(q) * outs + i);
+      const int m = i / p.rows, r = i % p.rows;
+      if (r < rows) p.c[m * p.n + r0 + r] = s + slab[0].x * 0.f;
+    }
+  }
 }
 
 __global__ void empty_kernel() {}
@@ -110,7 +141,8 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   const size_t b_bytes = static_cast<size_t>(n) * k / 2, sb_bytes = static_cast<size_t>(n) * k / 16;
   uint4 *b, *a;
-  uint32_t* sb;
+  uint4* sb;
+  bool bad = false;
   float* c;
   char* flush;
   const size_t flush_bytes = 2ull * prop.l2CacheSize;
@@ -151,10 +183,16 @@ int main(int argc, char** argv) {
                                                  dim3(kThreads), args, 0, nullptr));
                 }));
   }
-  auto run = [&](auto kernel, int cs) {
-    if (k / 2 % (16 * cs) != 0) return;
-    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  float* work;
+  CK(cudaMalloc(&work, static_cast<size_t>(prop.multiProcessorCount) * kM * n * 4 + (1 << 20)));
+  std::vector<float> c_cluster(static_cast<size_t>(kM) * n), c_grid(c_cluster.size());
+  // Per C: rows a panel, the fewest multiple of 8 for which every cluster is resident at once, then
+  // the same panels as a cooperative grid. Both must leave the same C (exact: integer partials).
+  auto run = [&](auto cluster_kernel, auto grid_kernel, int cs) {
+    if ((k / 32) % cs != 0) return;
+    CK(cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    for (auto kern : {cluster_kernel, grid_kernel})
+      CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeClusterDimension;
@@ -163,29 +201,42 @@ int main(int argc, char** argv) {
     cfg.blockDim = dim3(kThreads);
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    // Rows per cluster: the fewest multiple of 8 with every cluster resident at once.
-    int max_clusters = 0;
     for (int rows = 8;; rows += 8) {
       const int panels = (n + rows - 1) / rows;
       cfg.gridDim = dim3(panels * cs);
-      cfg.dynamicSmemBytes = (kM * rows + kM * (k / 2 / cs) / 16) * 4;
+      cfg.dynamicSmemBytes = kM * rows * 4 + kM * (k / 32 / cs) * 16;
       if (cfg.dynamicSmemBytes > 200 * 1024) {
-        std::printf("cluster %2d: no rows fit\n", cs);
+        std::printf("C %2d: no rows fit\n", cs);
         return;
       }
-      CK(cudaOccupancyMaxActiveClusters(&max_clusters, kernel, &cfg));
-      if (panels <= max_clusters) {
-        Problem p{b, sb, a, c, n, k, rows};
-        const float us = time_it([&] { CK(cudaLaunchKernelEx(&cfg, kernel, p)); });
-        std::printf("cluster %2d: %d clusters resident at most, %d panels of %d rows, %d CTAs, %.2f us\n", cs,
-                    max_clusters, panels, rows, panels * cs, us);
-        return;
-      }
+      int max_clusters = 0;
+      CK(cudaOccupancyMaxActiveClusters(&max_clusters, cluster_kernel, &cfg));
+      if (panels > max_clusters || panels * cs > prop.multiProcessorCount) continue;
+      Problem p{b, sb, a, c, work, n, k, rows};
+      CK(cudaMemset(c, 0, c_cluster.size() * 4));
+      const float t_cluster = time_it([&] { CK(cudaLaunchKernelEx(&cfg, cluster_kernel, p)); });
+      CK(cudaMemcpy(c_cluster.data(), c, c_cluster.size() * 4, cudaMemcpyDeviceToHost));
+      cudaLaunchConfig_t gcfg = cfg;
+      cudaLaunchAttribute coop{};
+      coop.id = cudaLaunchAttributeCooperative;
+      coop.val.cooperative = 1;
+      gcfg.attrs = &coop;
+      CK(cudaMemset(c, 0, c_grid.size() * 4));
+      const float t_grid = time_it([&] { CK(cudaLaunchKernelEx(&gcfg, grid_kernel, p)); });
+      CK(cudaMemcpy(c_grid.data(), c, c_grid.size() * 4, cudaMemcpyDeviceToHost));
+      const bool same = c_cluster == c_grid;
+      std::printf("C %2d: %3d panels of %4d rows, %3d CTAs (%2d clusters resident at most): cluster + DSMEM %6.2f us, "
+                  "cooperative + grid barrier + global %6.2f us, same C %s\n",
+                  cs, panels, rows, panels * cs, max_clusters, t_cluster, t_grid, same ? "yes" : "NO");
+      if (!same) bad = true;
+      return;
     }
   };
-  run(cluster_kernel<4>, 4);
-  run(cluster_kernel<8>, 8);
-  run(cluster_kernel<16>, 16);
+  run(panel_kernel<1, true>, panel_kernel<1, false>, 1);
+  run(panel_kernel<2, true>, panel_kernel<2, false>, 2);
+  run(panel_kernel<4, true>, panel_kernel<4, false>, 4);
+  run(panel_kernel<8, true>, panel_kernel<8, false>, 8);
+  run(panel_kernel<16, true>, panel_kernel<16, false>, 16);
   CK(cudaDeviceSynchronize());
-  return 0;
+  return bad ? 1 : 0;
 }
