@@ -10,6 +10,9 @@
 // compared on the same loads. (Scales are read in 16-byte runs, the last run of a slice dropped where
 // K / 256 is not a multiple of C: at most 1/9 of the bytes, at K = 512.)
 //
+// Times are event windows with L2 flushed before each call and the stream held until the launch
+// is enqueued, as the tool times (so they compare with its medians).
+//
 // Usage: sm90_short_call_bench M N K [reps]   (M <= 16; prints the floors, then per C both structures' time
 // and whether they left the same C; exit 1 where they did not)
 #include <cooperative_groups.h>
@@ -119,6 +122,12 @@ __global__ void __launch_bounds__(kThreads, 1) panel_kernel(Problem p) {
 }
 
 __global__ void empty_kernel() {}
+// The stream held as the tool holds it (src/measure): this kernel spins until the host has enqueued
+// the timed launch and its events, so the window holds the kernel, not the launch's latency.
+__global__ void hold_kernel(const volatile int* go) {
+  while (*go == 0) {
+  }
+}
 __global__ void grid_barrier_kernel() { cg::this_grid().sync(); }
 
 static float median(std::vector<float> v) {
@@ -157,13 +166,23 @@ int main(int argc, char** argv) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  auto time_it = [&](auto&& launch) {
+  int* go;  // host-mapped: the hold's release
+  CK(cudaHostAlloc(&go, sizeof(int), cudaHostAllocMapped));
+  int* go_dev;
+  CK(cudaHostGetDevicePointer(&go_dev, go, 0));
+  auto time_it = [&](auto&& launch, bool held = true) {
     std::vector<float> t;
     for (int i = 0; i < reps + 2; ++i) {
       CK(cudaMemsetAsync(flush, i, flush_bytes));
+      *reinterpret_cast<volatile int*>(go) = 0;
+      if (held) {
+        hold_kernel<<<1, 1>>>(go_dev);
+        CK(cudaGetLastError());
+      }
       CK(cudaEventRecord(e0));
       launch();
       CK(cudaEventRecord(e1));
+      *reinterpret_cast<volatile int*>(go) = 1;
       CK(cudaEventSynchronize(e1));
       float ms = 0;
       CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -173,7 +192,12 @@ int main(int argc, char** argv) {
   };
   std::printf("%dx%dx%d, %d SMs, B %.2f MB, reps %d, L2 flushed before each call\n", m, n, k,
               prop.multiProcessorCount, (b_bytes + sb_bytes) / 1e6, reps);
-  std::printf("floor: empty launch %.2f us\n", time_it([] { empty_kernel<<<1, 32>>>(); CK(cudaGetLastError()); }));
+  const auto empty = [] {
+    empty_kernel<<<1, 32>>>();
+    CK(cudaGetLastError());
+  };
+  std::printf("floor: empty launch %.2f us held (the stream held as the tool holds it; every time below is held), "
+              "%.2f us not held\n", time_it(empty), time_it(empty, false));
   {
     int sms = prop.multiProcessorCount;
     void* args[] = {};
