@@ -25,6 +25,10 @@
 #   sweeps    (not in the default list: a second call, ~5-8 minutes) both shipped sweeps
 #             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
 #             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path where heuristics.hpp's stream_chosen holds)
+#   short     (not in the default list, ~1 minute) bench/sm90_short_call_bench, the short-call structure's
+#             model test: clusters summing through distributed shared memory beside a cooperative grid
+#             with a grid barrier, on the same loads, at the five short M = 16 shapes, each beside the
+#             path pinned (short.txt; FAIL where the two structures leave different C)
 #   feed      (not in the default list, ~2 minutes) bench/sm90_stream_bench's model test again and
 #             its feed variants: the loads alone at 16x57344x8192 with a warp's bytes in flight
 #             held in 2-8 register buffers or a cp.async ring of 3-12 groups in shared memory,
@@ -239,6 +243,26 @@ step_sweeps() {
       --overwrite --progress lines > "$R/sweeps/$c.log" 2>&1
     say "sweep $c rc=$? $(grep -E '^sweep: [0-9]' "$R/sweeps/$c.log" | tail -1)"
   done
+}
+
+step_short() {
+  cmake --build build-sm90 -j16 --target sm90_short_call_bench > "$R/build-short.log" 2>&1 ||
+    { say "short: FAIL (build-short.log)"; return 1; }
+  local m n k bad=0
+  : > "$R/short.txt"
+  for s in "16 576 7168" "16 1536 7168" "16 7168 2048" "16 32768 512" "16 4096 7168"; do
+    read -r m n k <<< "$s"
+    (( $(left) > 20 )) || { say "short: stopped at the budget"; bad=$((bad + 1)); break; }
+    timeout 60 build-sm90/sm90_short_call_bench $m $n $k 50 >> "$R/short.txt" 2>&1 || bad=$((bad + 1))
+    run "$R/short-path-${m}x${n}x${k}" --kernel sm90 --kernel-config "$(stream_cfg $m $n $k 1)" \
+      --m $m --n $n --k $k --min-time 0.2 --max-time 0.4 > /dev/null
+    echo "path pinned ${m}x${n}x${k}: $("$PY" -c 'import json, sys
+c = json.load(open(sys.argv[1]))["cases"][0]
+t = c.get("kernel_timing", {}).get("stats", {}).get("median_us")
+print(c.get("disposition"), "not timed" if t is None else f"{t:.2f} us")' "$R/short-path-${m}x${n}x${k}.json" 2>&1 | tail -1)" >> "$R/short.txt"
+  done
+  grep -E "^(floor|C )|path pinned" "$R/short.txt" | tee -a "$S" > /dev/null
+  say "short: $([[ $bad == 0 ]] && echo PASS || echo "FAIL ($bad shapes; short.txt)")"
 }
 
 step_feed() {
