@@ -22,18 +22,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <vector>
+
+#include "src/device/cuda_check.hpp"
 
 namespace cg = cooperative_groups;
 
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 constexpr int kThreads = 512;  // 16 warps, as the path runs
 constexpr int kM = 16;
@@ -135,7 +130,7 @@ static float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr, "usage: %s M N K [reps]\n", argv[0]);
     return 2;
@@ -147,7 +142,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const size_t b_bytes = static_cast<size_t>(n) * k / 2, sb_bytes = static_cast<size_t>(n) * k / 16;
   uint4 *b, *a;
   uint4* sb;
@@ -155,37 +150,37 @@ int main(int argc, char** argv) {
   float* c;
   char* flush;
   const size_t flush_bytes = 2ull * prop.l2CacheSize;
-  CK(cudaMalloc(&b, b_bytes));
-  CK(cudaMalloc(&sb, sb_bytes));
-  CK(cudaMalloc(&a, static_cast<size_t>(kM) * k / 2));
-  CK(cudaMalloc(&c, static_cast<size_t>(kM) * n * 4));
-  CK(cudaMalloc(&flush, flush_bytes));
-  CK(cudaMemset(b, 0x35, b_bytes));
-  CK(cudaMemset(sb, 0x38, sb_bytes));
-  CK(cudaMemset(a, 0x21, static_cast<size_t>(kM) * k / 2));
+  NVFP4_CUDA_CHECK(cudaMalloc(&b, b_bytes));
+  NVFP4_CUDA_CHECK(cudaMalloc(&sb, sb_bytes));
+  NVFP4_CUDA_CHECK(cudaMalloc(&a, static_cast<size_t>(kM) * k / 2));
+  NVFP4_CUDA_CHECK(cudaMalloc(&c, static_cast<size_t>(kM) * n * 4));
+  NVFP4_CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
+  NVFP4_CUDA_CHECK(cudaMemset(b, 0x35, b_bytes));
+  NVFP4_CUDA_CHECK(cudaMemset(sb, 0x38, sb_bytes));
+  NVFP4_CUDA_CHECK(cudaMemset(a, 0x21, static_cast<size_t>(kM) * k / 2));
   cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+  NVFP4_CUDA_CHECK(cudaEventCreate(&e0));
+  NVFP4_CUDA_CHECK(cudaEventCreate(&e1));
   int* go;  // host-mapped: the hold's release
-  CK(cudaHostAlloc(&go, sizeof(int), cudaHostAllocMapped));
+  NVFP4_CUDA_CHECK(cudaHostAlloc(&go, sizeof(int), cudaHostAllocMapped));
   int* go_dev;
-  CK(cudaHostGetDevicePointer(&go_dev, go, 0));
+  NVFP4_CUDA_CHECK(cudaHostGetDevicePointer(&go_dev, go, 0));
   auto time_it = [&](auto&& launch, bool held = true) {
     std::vector<float> t;
     for (int i = 0; i < reps + 2; ++i) {
-      CK(cudaMemsetAsync(flush, i, flush_bytes));
+      NVFP4_CUDA_CHECK(cudaMemsetAsync(flush, i, flush_bytes));
       *reinterpret_cast<volatile int*>(go) = 0;
       if (held) {
         hold_kernel<<<1, 1>>>(go_dev);
-        CK(cudaGetLastError());
+        NVFP4_CUDA_CHECK(cudaGetLastError());
       }
-      CK(cudaEventRecord(e0));
+      NVFP4_CUDA_CHECK(cudaEventRecord(e0));
       launch();
-      CK(cudaEventRecord(e1));
+      NVFP4_CUDA_CHECK(cudaEventRecord(e1));
       *reinterpret_cast<volatile int*>(go) = 1;
-      CK(cudaEventSynchronize(e1));
+      NVFP4_CUDA_CHECK(cudaEventSynchronize(e1));
       float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
+      NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
       if (i >= 2) t.push_back(ms * 1000.f);
     }
     return median(t);
@@ -194,7 +189,7 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount, (b_bytes + sb_bytes) / 1e6, reps);
   const auto empty = [] {
     empty_kernel<<<1, 32>>>();
-    CK(cudaGetLastError());
+    NVFP4_CUDA_CHECK(cudaGetLastError());
   };
   std::printf("floor: empty launch %.2f us held (the stream held as the tool holds it; every time below is held), "
               "%.2f us not held\n", time_it(empty), time_it(empty, false));
@@ -203,20 +198,20 @@ int main(int argc, char** argv) {
     void* args[] = {};
     std::printf("floor: cooperative launch, %d x %d threads, one grid barrier %.2f us\n", sms, kThreads,
                 time_it([&] {
-                  CK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(grid_barrier_kernel), dim3(sms),
+                  NVFP4_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(grid_barrier_kernel), dim3(sms),
                                                  dim3(kThreads), args, 0, nullptr));
                 }));
   }
   float* work;
-  CK(cudaMalloc(&work, static_cast<size_t>(prop.multiProcessorCount) * kM * n * 4 + (1 << 20)));
+  NVFP4_CUDA_CHECK(cudaMalloc(&work, static_cast<size_t>(prop.multiProcessorCount) * kM * n * 4 + (1 << 20)));
   std::vector<float> c_cluster(static_cast<size_t>(kM) * n), c_grid(c_cluster.size());
   // Per C: rows a panel, the fewest multiple of 8 for which every cluster is resident at once, then
   // the same panels as a cooperative grid. Both must leave the same C (exact: integer partials).
   auto run = [&](auto cluster_kernel, auto grid_kernel, int cs) {
     if ((k / 32) % cs != 0) return;
-    CK(cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     for (auto kern : {cluster_kernel, grid_kernel})
-      CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+      NVFP4_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeClusterDimension;
@@ -234,20 +229,20 @@ int main(int argc, char** argv) {
         return;
       }
       int max_clusters = 0;
-      CK(cudaOccupancyMaxActiveClusters(&max_clusters, cluster_kernel, &cfg));
+      NVFP4_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&max_clusters, cluster_kernel, &cfg));
       if (panels > max_clusters || panels * cs > prop.multiProcessorCount) continue;
       Problem p{b, sb, a, c, work, n, k, rows};
-      CK(cudaMemset(c, 0, c_cluster.size() * 4));
-      const float t_cluster = time_it([&] { CK(cudaLaunchKernelEx(&cfg, cluster_kernel, p)); });
-      CK(cudaMemcpy(c_cluster.data(), c, c_cluster.size() * 4, cudaMemcpyDeviceToHost));
+      NVFP4_CUDA_CHECK(cudaMemset(c, 0, c_cluster.size() * 4));
+      const float t_cluster = time_it([&] { NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_kernel, p)); });
+      NVFP4_CUDA_CHECK(cudaMemcpy(c_cluster.data(), c, c_cluster.size() * 4, cudaMemcpyDeviceToHost));
       cudaLaunchConfig_t gcfg = cfg;
       cudaLaunchAttribute coop{};
       coop.id = cudaLaunchAttributeCooperative;
       coop.val.cooperative = 1;
       gcfg.attrs = &coop;
-      CK(cudaMemset(c, 0, c_grid.size() * 4));
-      const float t_grid = time_it([&] { CK(cudaLaunchKernelEx(&gcfg, grid_kernel, p)); });
-      CK(cudaMemcpy(c_grid.data(), c, c_grid.size() * 4, cudaMemcpyDeviceToHost));
+      NVFP4_CUDA_CHECK(cudaMemset(c, 0, c_grid.size() * 4));
+      const float t_grid = time_it([&] { NVFP4_CUDA_CHECK(cudaLaunchKernelEx(&gcfg, grid_kernel, p)); });
+      NVFP4_CUDA_CHECK(cudaMemcpy(c_grid.data(), c, c_grid.size() * 4, cudaMemcpyDeviceToHost));
       const bool same = c_cluster == c_grid;
       std::printf("C %2d: %3d panels of %4d rows, %3d CTAs (%2d clusters resident at most): cluster + DSMEM %6.2f us, "
                   "cooperative + grid barrier + global %6.2f us, same C %s\n",
@@ -261,6 +256,15 @@ int main(int argc, char** argv) {
   run(panel_kernel<4, true>, panel_kernel<4, false>, 4);
   run(panel_kernel<8, true>, panel_kernel<8, false>, 8);
   run(panel_kernel<16, true>, panel_kernel<16, false>, 16);
-  CK(cudaDeviceSynchronize());
+  NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
   return bad ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {  // a failed CUDA call (NVFP4_CUDA_CHECK)
+    std::fprintf(stderr, "sm90_short_call_bench: %s\n", e.what());
+    return 2;
+  }
 }
