@@ -248,7 +248,7 @@ step_sweeps() {
 step_short() {
   cmake --build build-sm90 -j16 --target sm90_short_call_bench > "$R/build-short.log" 2>&1 ||
     { say "short: FAIL (build-short.log)"; return 1; }
-  local m n k bad=0
+  local m n k s bad=0
   : > "$R/short.txt"
   for s in "16 576 7168" "16 1536 7168" "16 7168 2048" "16 32768 512" "16 4096 7168"; do
     read -r m n k <<< "$s"
@@ -299,6 +299,7 @@ def read(name):
     p = os.path.join(R, name)
     return open(p).read() if os.path.exists(p) else ""
 summary, time_t, graph_t, spots_t, sass = read("summary.txt"), read("time.txt"), read("graph.txt"), read("spots.txt"), read("sass.txt")
+short_t = read("short.txt")
 def grab(pattern, text):
     m = re.search(pattern, text)
     return m.group(1) if m else None
@@ -382,6 +383,12 @@ describes the path.)
 ## Sweeps
 
 {chr(10).join(sweep_lines) or "not run"}
+## The short-call structure's model test (step short)
+
+```
+{short_t or "not run"}
+```
+
 ## Instructions
 
 ```
