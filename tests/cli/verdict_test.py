@@ -307,6 +307,10 @@ class Verdict(unittest.TestCase):
         name or a tuple of names: the checks that may catch this class first) and that part
         failed; with `every_call`, the message of --check-every-call."""
         rc, out, c = self.case(*args, env=env)
+        return self.check_caught(rc, out, c, by, every_call)
+
+    def check_caught(self, rc, out, c, by, every_call=False):
+        """assert_caught's checks on a case already run."""
         self.assertEqual(rc, 1, out)
         self.assertEqual(c["disposition"], "incorrect", c["message"])
         self.assertTrue(c["verification"]["passed"], "the first call is right: " + out)
@@ -433,11 +437,22 @@ class VerdictHost(Verdict):
                            "timed_outputs", env={"NVFP4_CHEAT_P": "0.05"}, every_call=True)
 
     def test_every_plugin_fails_under_check_every_call(self):
-        for kernel in ["lazy-host", "fast-host", "count-host", "deferred-host", "memo-host",
-                       "memo-shape-host"]:
+        for kernel in ["lazy-host", "fast-host", "count-host", "memo-host", "memo-shape-host"]:
             with self.subTest(kernel=kernel):
                 self.assert_caught([*self.plugin(kernel), "--check-every-call"], "timed_outputs",
                                    every_call=True)
+        # The case ends at the first wrong call while deferred-host's thread may still be writing
+        # C: where the tool has freed C first, that thread brings the process down, and the
+        # isolating parent reports an error (exit 3). A race of the plugin's own making, on a
+        # loaded machine; either way it never passes.
+        with self.subTest(kernel="deferred-host"):
+            args = [*self.plugin("deferred-host"), "--check-every-call"]
+            rc, out, c = self.case(*args)
+            if rc == 3:
+                self.assertEqual(c["disposition"], "error", c["message"])
+                self.assertIn("ended the process without a verdict", c["message"])
+            else:
+                self.check_caught(rc, out, c, "timed_outputs", every_call=True)
 
     def test_python_cheats_fail(self):
         self.need_python()
