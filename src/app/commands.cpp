@@ -164,6 +164,7 @@ int run_command(RunOptions& o, int argc, char** argv) {
     write_reports(last);
   }, run_subject(o));
   std::optional<Error> failed;  // a failure of the case itself: still reported, then rethrown
+  o.spec.last_case_in_process = true;  // the process ends after this case
   try {
     run_case_into(o.spec, ctx, r);
   } catch (const Error& e) {

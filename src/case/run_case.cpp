@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "src/core/error.hpp"
 #include "src/core/host_memory.hpp"
@@ -270,6 +271,26 @@ void time_on_device_all(const CaseSpec& spec, const CasePlan& p, Context& ctx, C
   }
 }
 
+// A case's buffers, freed with the case unless the process ends after it (CaseSpec::
+// last_case_in_process): then kept, reachable from a static, until exit.
+struct KeptOutputs {
+  std::unique_ptr<CaseOutputs> out;
+  bool keep = false;
+  KeptOutputs(std::unique_ptr<CaseOutputs> o, bool k) : out(std::move(o)), keep(k) {}
+  KeptOutputs(const KeptOutputs&) = delete;
+  KeptOutputs& operator=(const KeptOutputs&) = delete;
+  ~KeptOutputs() {
+    if (!keep) return;
+    static std::vector<std::unique_ptr<CaseOutputs>>* const kept =
+        new std::vector<std::unique_ptr<CaseOutputs>>;
+    try {
+      kept->push_back(std::move(out));
+    } catch (...) {
+      (void)out.release();  // no room to record it: still never freed
+    }
+  }
+};
+
 // The host backend's first calls: peers recorded as not run, inputs generated on the host, the
 // CPU reference, then the kernel into its poisoned C.
 void first_calls_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& out, CaseResult& r) {
@@ -284,8 +305,8 @@ void first_calls_on_host(const CaseSpec& spec, const CasePlan& p, CaseOutputs& o
   generate_host(spec.problem, out.host);
   if (p.reference->space() == Space::Host) run_host_reference(spec, p, out, r);
   // The kernel reads a copy: what it does to its inputs cannot change what it is compared with.
-  HostTensors inputs = out.host;
-  Operands kops = inputs.view();
+  out.first_ops = out.host;
+  Operands kops = out.first_ops.view();
   kops.c = out.kernel_out.data();
   poison_host(kops.c, p.c_elems);
   out.hws.resize(p.kernel->workspace_bytes(s));
@@ -333,7 +354,9 @@ void run_case_into(const CaseSpec& spec, Context& ctx, CaseResult& r) {
     r.notes.push_back(fmt::format("host backend: --mode {} is timed as hot (no cache is flushed or "
                                   "rotated on the host)", mode_name(spec.measure.mode)));
   require_memory(s, p, r.bytes, ctx);
-  CaseOutputs out = allocate_outputs(spec, p, ctx);
+  KeptOutputs kept{std::make_unique<CaseOutputs>(allocate_outputs(spec, p, ctx)),
+                   spec.last_case_in_process};
+  CaseOutputs& out = *kept.out;
   // The first calls are judged before any timing, so what a later failure ends is kept.
   if (ctx.gpu())
     first_calls_on_device(spec, p, ctx, out);

@@ -32,6 +32,10 @@ struct CaseSpec {
   bool check_every_call = false;
   bool audit_streams = false;  // --audit-streams: CUPTI's records of the kernel's timing judged
   std::optional<uint64_t> secret_seed;
+  // The process ends after this case (the run command, also a sweep's isolated case): the buffers
+  // the kernel was given are kept until exit, never freed, so a thread an untrusted kernel left
+  // behind still writing them finds them alive (docs/cli.md, threat model: deferred host threads).
+  bool last_case_in_process = false;
 };
 
 // The machine a sweep of cases runs on, set up once.

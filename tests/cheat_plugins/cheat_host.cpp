@@ -24,7 +24,11 @@
 //                      at the next call would compute that call's operands between the samples,
 //                      as they are refreshed before it reads them: right outputs, partly
 //                      untimed work: the report of this plugin's commit says more.)
+//                      With $NVFP4_CHEAT_DELAY_MS set, the thread sleeps that long first: its
+//                      reads and writes then land after the case has ended (a test of how long
+//                      the tool keeps a run's buffers).
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +66,11 @@ uint64_t next_random(uint64_t& s) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+int cheat_delay_ms() {
+  const char* v = std::getenv("NVFP4_CHEAT_DELAY_MS");
+  return v && *v ? std::atoi(v) : 0;
 }
 
 double cheat_p() {
@@ -155,7 +164,8 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
       } else if (!st.busy.load()) {
         if (st.worker.joinable()) st.worker.join();  // done: returns at once
         st.busy = true;
-        st.worker = std::thread([&st, p = *p, o = *o] {
+        st.worker = std::thread([&st, p = *p, o = *o, delay = cheat_delay_ms()] {
+          if (delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
           nvfp4_example::host_gemm(p, o, p.m);
           st.busy = false;
         });
