@@ -20,8 +20,8 @@ Recheck recheck_kernel(const CaseSpec& spec, const CasePlan& p, Context& ctx, Ca
   if (ctx.gpu())
     return recheck_on_device(spec.problem, *p.kernel, *p.reference, out.dev, out.kws.get(), out.host,
                              out.kernel_out, ctx, spec.tolerance);
-  return recheck_on_host(spec.problem, *p.kernel, out.host, out.hws.data(), out.kernel_out,
-                         spec.tolerance);
+  return recheck_on_host(spec.problem, *p.kernel, out.host, out.first_ops, out.hws.data(),
+                         out.kernel_out, spec.tolerance);
 }
 
 

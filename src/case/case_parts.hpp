@@ -36,7 +36,7 @@ struct CaseOutputs {
   // host backend: the timed calls' operands, alive as long as timed_c: a call may leave a thread
   // still reading them when timing ends (the verdict's deferred cheat), and must not find them freed
   HostTensors timed_ops;
-  HostTensors first_ops;                  // host backend: the first call's operands (a copy)
+  HostTensors first_ops;                  // host backend: the first call's and the recheck's operands (copies)
   std::string stop_failure;               // the kernel's timing stopped by the verdict (VerdictStop)
 };
 

@@ -272,12 +272,14 @@ Recheck recheck_on_device(const Problem& problem, Gemm& kernel, Gemm& reference,
                        got, ref, {}, tol);
 }
 
-Recheck recheck_on_host(const Problem& problem, Gemm& kernel, HostTensors& host, void* ws,
-                        std::vector<uint16_t>& got, const Tolerance& tol) {
+Recheck recheck_on_host(const Problem& problem, Gemm& kernel, HostTensors& host, HostTensors& mine,
+                        void* ws, std::vector<uint16_t>& got, const Tolerance& tol) {
   const Problem fresh = with_seed(problem, recheck_seed(problem.seed));
   generate_host(fresh, host);
-  // The kernel runs on a copy: what it does to its inputs cannot change the expectation.
-  HostTensors mine = host;
+  // The kernel runs on a copy: what it does to its inputs cannot change the expectation. The
+  // copy is the caller's (the first call's buffers, refilled), not this function's: a thread the
+  // kernel leaves behind may still read it after this returns.
+  mine = host;
   Operands kops = mine.view();
   kops.c = got.data();
   poison_host(kops.c, int64_t(got.size()));

@@ -56,7 +56,9 @@ ExpectedAt expected_on_host(const TimedRuns& runs);
 Recheck recheck_on_device(const Problem& problem, Gemm& kernel, Gemm& reference, DeviceTensors& dev,
                           void* ws, HostTensors& host, std::vector<uint16_t>& got, Context& ctx,
                           const Tolerance& tol);
-Recheck recheck_on_host(const Problem& problem, Gemm& kernel, HostTensors& host, void* ws,
-                        std::vector<uint16_t>& got, const Tolerance& tol);
+// The host backend's twin: `host` gets the fresh operands, `mine` (the kernel's buffers, kept by
+// the caller as long as the case's) a copy of them for the kernel.
+Recheck recheck_on_host(const Problem& problem, Gemm& kernel, HostTensors& host, HostTensors& mine,
+                        void* ws, std::vector<uint16_t>& got, const Tolerance& tol);
 
 }  // namespace nvfp4
