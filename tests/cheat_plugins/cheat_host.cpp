@@ -26,7 +26,9 @@
 //                      untimed work: the report of this plugin's commit says more.)
 //                      With $NVFP4_CHEAT_DELAY_MS set, the thread sleeps that long first: its
 //                      reads and writes then land after the case has ended (a test of how long
-//                      the tool keeps a run's buffers).
+//                      the tool keeps a run's buffers). With $NVFP4_CHEAT_DEFER_FROM = N, calls
+//                      before N compute in the call and only later ones are deferred (N = the
+//                      recheck's call: only the recheck's operands are read late).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -66,6 +68,11 @@ uint64_t next_random(uint64_t& s) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+uint64_t cheat_defer_from() {
+  const char* v = std::getenv("NVFP4_CHEAT_DEFER_FROM");
+  return v && *v ? std::strtoull(v, nullptr, 10) : 1;
 }
 
 int cheat_delay_ms() {
@@ -159,7 +166,7 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
       return NVFP4BENCH_OK;
     }
     case Cheat::Deferred:
-      if (call == 0) {
+      if (call < cheat_defer_from()) {
         nvfp4_example::host_gemm(*p, *o, p->m);
       } else if (!st.busy.load()) {
         if (st.worker.joinable()) st.worker.join();  // done: returns at once

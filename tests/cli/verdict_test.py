@@ -455,6 +455,16 @@ class VerdictHost(Verdict):
         self.assert_caught([*self.plugin("deferred-host", shape), "--check-every-call"],
                            "timed_outputs", env={"NVFP4_CHEAT_DELAY_MS": "300"}, every_call=True)
 
+    def test_deferred_thread_of_the_recheck(self):
+        # Calls 0-3 (the first, three timed) compute in the call; the recheck's (call 4) returns
+        # at once and its thread reads the recheck's operands 300 ms later, after the case ended:
+        # they are the case's buffers, kept, so the recheck fails (under ASan a freed copy would
+        # be a heap-use-after-free, the process's end).
+        shape = ["--m", "512", "--n", "512", "--k", "64", "--l", "2", "--iters", "3",
+                 "--warmup", "0", "--warmup-time", "0"]
+        self.assert_caught(self.plugin("deferred-host", shape), "recheck",
+                           env={"NVFP4_CHEAT_DELAY_MS": "300", "NVFP4_CHEAT_DEFER_FROM": "4"})
+
     def test_python_cheats_fail(self):
         self.need_python()
         for name in ["lazy", "fast", "count", "deferred"]:
