@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "src/device/cuda_check.hpp"
+#include "src/measure/measure.hpp"
+#include "src/measure/stream_hold.hpp"
 
 namespace cg = cooperative_groups;
 
@@ -117,12 +119,6 @@ __global__ void __launch_bounds__(kThreads, 1) panel_kernel(Problem p) {
 }
 
 __global__ void empty_kernel() {}
-// The stream held as the tool holds it (src/measure): this kernel spins until the host has enqueued
-// the timed launch and its events, so the window holds the kernel, not the launch's latency.
-__global__ void hold_kernel(const volatile int* go) {
-  while (*go == 0) {
-  }
-}
 __global__ void grid_barrier_kernel() { cg::this_grid().sync(); }
 
 static float median(std::vector<float> v) {
@@ -148,36 +144,28 @@ int bench_main(int argc, char** argv) {
   uint4* sb;
   bool bad = false;
   float* c;
-  char* flush;
-  const size_t flush_bytes = 2ull * prop.l2CacheSize;
   NVFP4_CUDA_CHECK(cudaMalloc(&b, b_bytes));
   NVFP4_CUDA_CHECK(cudaMalloc(&sb, sb_bytes));
   NVFP4_CUDA_CHECK(cudaMalloc(&a, static_cast<size_t>(kM) * k / 2));
   NVFP4_CUDA_CHECK(cudaMalloc(&c, static_cast<size_t>(kM) * n * 4));
-  NVFP4_CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
   NVFP4_CUDA_CHECK(cudaMemset(b, 0x35, b_bytes));
   NVFP4_CUDA_CHECK(cudaMemset(sb, 0x38, sb_bytes));
   NVFP4_CUDA_CHECK(cudaMemset(a, 0x21, static_cast<size_t>(kM) * k / 2));
   cudaEvent_t e0, e1;
   NVFP4_CUDA_CHECK(cudaEventCreate(&e0));
   NVFP4_CUDA_CHECK(cudaEventCreate(&e1));
-  int* go;  // host-mapped: the hold's release
-  NVFP4_CUDA_CHECK(cudaHostAlloc(&go, sizeof(int), cudaHostAllocMapped));
-  int* go_dev;
-  NVFP4_CUDA_CHECK(cudaHostGetDevicePointer(&go_dev, go, 0));
+  // The tool's own flush and stream hold (src/measure), so the windows compare with its medians.
+  nvfp4::L2Flusher flusher(static_cast<size_t>(prop.l2CacheSize), 0);
+  nvfp4::StreamHold hold(0);
   auto time_it = [&](auto&& launch, bool held = true) {
     std::vector<float> t;
     for (int i = 0; i < reps + 2; ++i) {
-      NVFP4_CUDA_CHECK(cudaMemsetAsync(flush, i, flush_bytes));
-      *reinterpret_cast<volatile int*>(go) = 0;
-      if (held) {
-        hold_kernel<<<1, 1>>>(go_dev);
-        NVFP4_CUDA_CHECK(cudaGetLastError());
-      }
+      flusher.flush(nullptr);
+      if (held) hold.hold(nullptr);
       NVFP4_CUDA_CHECK(cudaEventRecord(e0));
       launch();
       NVFP4_CUDA_CHECK(cudaEventRecord(e1));
-      *reinterpret_cast<volatile int*>(go) = 1;
+      if (held) hold.release();
       NVFP4_CUDA_CHECK(cudaEventSynchronize(e1));
       float ms = 0;
       NVFP4_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
@@ -191,7 +179,7 @@ int bench_main(int argc, char** argv) {
     empty_kernel<<<1, 32>>>();
     NVFP4_CUDA_CHECK(cudaGetLastError());
   };
-  std::printf("floor: empty launch %.2f us held (the stream held as the tool holds it; every time below is held), "
+  std::printf("floor: empty launch %.2f us held (the tool's stream hold; every time below is held), "
               "%.2f us not held\n", time_it(empty), time_it(empty, false));
   {
     int sms = prop.multiProcessorCount;
