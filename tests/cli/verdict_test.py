@@ -307,10 +307,6 @@ class Verdict(unittest.TestCase):
         name or a tuple of names: the checks that may catch this class first) and that part
         failed; with `every_call`, the message of --check-every-call."""
         rc, out, c = self.case(*args, env=env)
-        return self.check_caught(rc, out, c, by, every_call)
-
-    def check_caught(self, rc, out, c, by, every_call=False):
-        """assert_caught's checks on a case already run."""
         self.assertEqual(rc, 1, out)
         self.assertEqual(c["disposition"], "incorrect", c["message"])
         self.assertTrue(c["verification"]["passed"], "the first call is right: " + out)
@@ -373,6 +369,9 @@ class VerdictHost(Verdict):
     # (plugin) and 6, 11, 45, 57, 65, 80 (Python) of the first 100 (call 0 the first call,
     # call 1 the warm-up).
     LONG = ["--m", "40", "--n", "24", "--k", "96", "--l", "2", "--iters", "100", "--warmup", "1",
+            "--warmup-time", "0"]
+    # the late deferred threads' tests: C 1 MiB; calls 0 (first), 1-3 (timed), 4 (the recheck)
+    LATE = ["--m", "512", "--n", "512", "--k", "64", "--l", "2", "--iters", "3", "--warmup", "0",
             "--warmup-time", "0"]
 
     @classmethod
@@ -437,11 +436,8 @@ class VerdictHost(Verdict):
                            "timed_outputs", env={"NVFP4_CHEAT_P": "0.05"}, every_call=True)
 
     def test_every_plugin_fails_under_check_every_call(self):
-        # deferred-host's thread may still be writing C when the case ends at the first wrong
-        # call: the run keeps the buffers a kernel was given until the process exits, so that
-        # is still an incorrect case, never a crash.
-        for kernel in ["lazy-host", "fast-host", "count-host", "memo-host", "memo-shape-host",
-                       "deferred-host"]:
+        for kernel in ["lazy-host", "fast-host", "count-host", "deferred-host", "memo-host",
+                       "memo-shape-host"]:
             with self.subTest(kernel=kernel):
                 self.assert_caught([*self.plugin(kernel), "--check-every-call"], "timed_outputs",
                                    every_call=True)
@@ -450,9 +446,7 @@ class VerdictHost(Verdict):
         # The thread reads the operands and writes C 300 ms after the first wrong call ended the
         # case: the run's buffers (C 1 MiB here) are kept until its process exits, so the case
         # is still incorrect, not a crash (exit 3) or a corrupted report.
-        shape = ["--m", "512", "--n", "512", "--k", "64", "--l", "2", "--iters", "3",
-                 "--warmup", "0", "--warmup-time", "0"]
-        self.assert_caught([*self.plugin("deferred-host", shape), "--check-every-call"],
+        self.assert_caught([*self.plugin("deferred-host", self.LATE), "--check-every-call"],
                            "timed_outputs", env={"NVFP4_CHEAT_DELAY_MS": "300"}, every_call=True)
 
     def test_deferred_thread_of_the_recheck(self):
@@ -460,9 +454,7 @@ class VerdictHost(Verdict):
         # at once and its thread reads the recheck's operands 300 ms later, after the case ended:
         # they are the case's buffers, kept, so the recheck fails (under ASan a freed copy would
         # be a heap-use-after-free, the process's end).
-        shape = ["--m", "512", "--n", "512", "--k", "64", "--l", "2", "--iters", "3",
-                 "--warmup", "0", "--warmup-time", "0"]
-        self.assert_caught(self.plugin("deferred-host", shape), "recheck",
+        self.assert_caught(self.plugin("deferred-host", self.LATE), "recheck",
                            env={"NVFP4_CHEAT_DELAY_MS": "300", "NVFP4_CHEAT_DEFER_FROM": "4"})
 
     def test_python_cheats_fail(self):
