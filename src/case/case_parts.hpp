@@ -32,6 +32,8 @@ struct CaseOutputs {
   std::vector<uint8_t> hws;
   TimedRuns runs;                         // how the timed runs are fed and checked
   std::unique_ptr<TimedOutputs> timed;    // what the kernel's timed calls wrote
+  std::shared_ptr<void> timed_buffers;    // device backend: the kernel's timed operand copies and
+                                          // C slots, alive as long as the case (TimedRuns::keep_buffers)
   std::vector<uint16_t> timed_c;          // host backend: the timed calls' output
   // host backend: the timed calls' operands, alive as long as timed_c: a call may leave a thread
   // still reading them when timing ends (the verdict's deferred cheat), and must not find them freed

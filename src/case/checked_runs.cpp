@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <numeric>
 
 #include "kernels/reference/cpu_exact.hpp"
@@ -135,7 +136,9 @@ Measurement time_on_device(Gemm& g, DeviceTensors& dev, const Operands& ops, voi
                            const MeasureOptions& mo, Context& ctx, const TimedRuns& runs) {
   const Shape& s = runs.problem.shape;
   const int n = operand_copies(mo.mode, mo.batch);
-  OperandCopies c = make_copies(s, dev, ops, n);
+  auto copies = std::make_shared<OperandCopies>(make_copies(s, dev, ops, n));
+  if (runs.keep_buffers) *runs.keep_buffers = copies;
+  OperandCopies& c = *copies;
   const int64_t c_elems = s.l * s.m * s.n;
   const bool checked = runs.reference != nullptr;
   const int64_t per_slot = gathered_per_slot(c_elems, n);

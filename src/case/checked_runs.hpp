@@ -30,6 +30,10 @@ struct TimedRuns {
   bool every_call = false;
   StreamAudit* audit = nullptr;  // --audit-streams (the kernel's timing only)
   std::unique_ptr<TimedOutputs>* timed = nullptr;
+  // Where a device timing leaves the buffers its calls read and wrote (operand copies, C slots)
+  // instead of freeing them when it returns: a call may leave work behind (a host thread that
+  // launches later) that must not find them freed. Null: freed with the timing.
+  std::shared_ptr<void>* keep_buffers = nullptr;
 };
 
 // Times `g` on the device over copies of its operands: copy 0 is `dev` (with `ops.c` replaced by

@@ -240,6 +240,7 @@ void time_on_device_all(const CaseSpec& spec, const CasePlan& p, Context& ctx, C
   kruns.reference = p.reference.get();
   kruns.every_call = spec.check_every_call;
   kruns.timed = &out.timed;
+  kruns.keep_buffers = &out.timed_buffers;
   if (spec.audit_streams) {
     if (!ctx.audit) ctx.audit = StreamAudit::open();
     kruns.audit = ctx.audit.get();

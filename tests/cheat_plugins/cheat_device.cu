@@ -30,13 +30,30 @@
 //                 window holds one small copy. After the first call the tool's stream is held
 //                 and no event on it can say when its fresh operands are written: it waits 2 ms
 //                 on the host first, ample for the generator at the test's shapes
+//   deferred      after its first call, run() hands the GEMM to a host thread of its own (one at
+//                 a time; a call that finds it busy starts none) and launches an empty kernel on
+//                 the tool's stream; the thread launches the GEMM on a stream of its own with the
+//                 call's operands and C and waits for it. With $NVFP4_CHEAT_LATE set the thread
+//                 waits for the next call given the first call's C (the recheck: the timed calls
+//                 write C slots of the timing's own), which releases it and joins it before its
+//                 own (honest) GEMM: a timed call's GEMM runs after the timing has ended, a test
+//                 of how long the tool keeps the buffers a timed call was given. The thread
+//                 first asks the driver whether A and C are still the allocations they were at the
+//                 call (buffer IDs): if not, it launches nothing. With $NVFP4_CHEAT_LOG set it
+//                 writes "late same-buffers <CUDA's word for how the GEMM ended>" there, or
+//                 "late freed-buffers". Joined when the library unloads at the latest.
+#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <future>
+#include <atomic>
 #include <map>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -46,7 +63,9 @@
 
 namespace {
 
-enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, OtherStream, HostWait, HostWork };
+enum class Cheat {
+  Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, OtherStream, HostWait, HostWork, Deferred
+};
 
 constexpr int kSlots = 4;     // content-memo's cached outputs
 constexpr int kKeyWords = 9;  // fingerprint, 4 addresses, m, n, k, l
@@ -66,6 +85,14 @@ struct DeviceState {
 
 struct State {
   explicit State(Cheat c) : cheat(c) {}
+  ~State() {
+    if (!worker.joinable()) return;
+    try {
+      release.set_value();
+    } catch (const std::future_error&) {  // already released
+    }
+    worker.join();
+  }
   Cheat cheat;
   unsigned long long calls = 0;
   std::map<std::tuple<const void*, int64_t, int64_t, int64_t, int64_t>, void*> memo;
@@ -78,6 +105,10 @@ struct State {
   uint8_t* pinned = nullptr;    // host-work: A, B, SFA, SFB in pinned host memory
   std::map<uint16_t*, uint16_t*> pinned_c;  // host-work: a host C per output slot (its copy back
                                             // is queued behind the hold, read when it runs)
+  std::thread worker;                       // deferred
+  std::atomic<bool> busy{false};
+  std::promise<void> release;               // deferred: lets the thread go
+  const uint16_t* first_c = nullptr;        // deferred: the first call's C
 };
 
 __device__ unsigned long long mix(unsigned long long z) {
@@ -170,6 +201,57 @@ __global__ void gemm(nvfp4bench_problem p, nvfp4bench_operands o, const int* onl
 double cheat_p() {
   const char* v = std::getenv("NVFP4_CHEAT_P");
   return v && *v ? std::atof(v) : 0.5;
+}
+
+bool cheat_late() {
+  const char* v = std::getenv("NVFP4_CHEAT_LATE");
+  return v && *v;
+}
+
+// The driver's process-wide ID of the allocation holding `p` (0: none, e.g. freed). Through
+// the runtime's entry point, so that the plugin does not link the driver library.
+unsigned long long buffer_id(const void* p) {
+  using Fn = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+  static Fn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &f, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess || q != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<Fn>(f);
+  }();
+  unsigned long long id = 0;
+  if (!fn || fn(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, CUdeviceptr(p)) != CUDA_SUCCESS) return 0;
+  return id;
+}
+
+// deferred's thread: once released, the GEMM of the call that started it on a stream of its
+// own, if A and C are still the allocations the call was given (ids_a, ids_c).
+void late_gemm(State& st, std::future<void> go, nvfp4bench_problem p, nvfp4bench_operands o,
+               unsigned long long id_a, unsigned long long id_c) {
+  go.wait();
+  const bool same = id_a != 0 && id_c != 0 && buffer_id(o.a) == id_a && buffer_id(o.c) == id_c;
+  cudaError_t e = cudaSuccess;
+  if (same) {
+    const dim3 block(16, 16);
+    const dim3 grid(unsigned((p.n + 15) / 16), unsigned((p.m + 15) / 16), unsigned(p.l));
+    cudaStream_t side = nullptr;
+    e = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+    if (e == cudaSuccess) {
+      gemm<<<grid, block, 0, side>>>(p, o, nullptr);
+      e = cudaGetLastError();
+      if (e == cudaSuccess) e = cudaStreamSynchronize(side);
+      cudaStreamDestroy(side);
+    }
+  }
+  const char* path = std::getenv("NVFP4_CHEAT_LOG");
+  if (path && *path)
+    if (FILE* f = std::fopen(path, "w")) {
+      if (same) std::fprintf(f, "late same-buffers %s\n", cudaGetErrorName(e));
+      else std::fprintf(f, "late freed-buffers\n");
+      std::fclose(f);
+    }
+  st.busy = false;
 }
 
 void log_hits(const State& st) {
@@ -294,6 +376,30 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
       CHEAT_CUDA(cudaMemcpyAsync(o->c, hc, bytes, cudaMemcpyHostToDevice, s));
       break;
     }
+    case Cheat::Deferred: {
+      const bool late = cheat_late();
+      if (call == 0) {
+        st.first_c = o->c;
+        gemm<<<grid, block, 0, s>>>(*p, *o, nullptr);
+        break;
+      }
+      if (late && o->c == st.first_c && st.worker.joinable()) {
+        st.release.set_value();  // the thread's late GEMM, then this call's own
+        st.worker.join();
+        gemm<<<grid, block, 0, s>>>(*p, *o, nullptr);
+        break;
+      }
+      if (!st.busy.load()) {
+        if (st.worker.joinable()) st.worker.join();  // done: returns at once
+        st.busy = true;
+        st.release = std::promise<void>();
+        st.worker = std::thread(late_gemm, std::ref(st), st.release.get_future(), *p, *o,
+                                buffer_id(o->a), buffer_id(o->c));
+        if (!late) st.release.set_value();
+      }
+      nothing<<<1, 1, 0, s>>>();
+      break;
+    }
   }
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
     snprintf(msg, size, "launch failed: %s", cudaGetErrorString(e));
@@ -306,7 +412,8 @@ size_t flag_bytes(void*, const nvfp4bench_problem*) { return sizeof(int); }
 
 State kLazy{Cheat::Lazy}, kMemo{Cheat::Memo}, kMemoShape{Cheat::MemoShape}, kFast{Cheat::Fast},
     kContentMemo{Cheat::ContentMemo}, kCount{Cheat::Count}, kRandom{Cheat::Random},
-    kOtherStream{Cheat::OtherStream}, kHostWait{Cheat::HostWait}, kHostWork{Cheat::HostWork};
+    kOtherStream{Cheat::OtherStream}, kHostWait{Cheat::HostWait}, kHostWork{Cheat::HostWork},
+    kDeferred{Cheat::Deferred};
 
 const nvfp4bench_kernel kKernels[] = {
     {"lazy", "test plugin: right on its first call only", NVFP4BENCH_SPACE_DEVICE, 0, 0, &kLazy,
@@ -329,6 +436,8 @@ const nvfp4bench_kernel kKernels[] = {
      NVFP4BENCH_SPACE_DEVICE, 0, 0, &kHostWait, nullptr, nullptr, run},
     {"host-work", "test plugin: its GEMM on the CPU, the operands copied on a stream of its own",
      NVFP4BENCH_SPACE_DEVICE, 0, 0, &kHostWork, nullptr, nullptr, run},
+    {"deferred", "test plugin: its GEMM launched by a thread of its own after the call returns",
+     NVFP4BENCH_SPACE_DEVICE, 0, 0, &kDeferred, nullptr, nullptr, run},
 };
 
 const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,

@@ -11,6 +11,8 @@ them, and the honest kernels keep passing with the checks recorded. One cheat pe
   random        skips a call with probability p                           -> the timed outputs
                 (p = 0.5); --check-every-call (p = 0.05)
   deferred      the work on a host thread, after the call returns         -> the timed outputs
+                (host: 300 ms late, after the case ended; device: at the recheck, after the
+                timing ended: the buffers a call was given are still the case's)
   other-stream  the GEMM on a stream of its own, waited for by nobody     -> the isolation check
                                                                              or the timed outputs
   host-wait     the GEMM on a stream of its own, waited for on the host   -> timed without the
@@ -581,6 +583,25 @@ class VerdictGpu(Verdict):
         for mode in self.MODES:
             with self.subTest(mode=mode):
                 self.assert_never_replayed(self.plugin("content-memo", mode))
+
+    def test_deferred_thread_after_the_timing_ends(self):
+        # The thread of the first timed call waits for the recheck (the next call given the first
+        # call's C) and launches that timed call's GEMM there, after the timing has ended: its
+        # operand copy and C slot must still be the allocations the call was given (the driver's
+        # buffer IDs), kept by the case, and the GEMM must end cleanly. The timed calls wrote
+        # nothing in their windows: caught by the timed outputs; the recheck's own call is right.
+        timing = ["--iters", "3", "--warmup", "0", "--warmup-time", "0"]
+        for mode in ["cold", "rotate"]:
+            with self.subTest(mode=mode):
+                if os.path.exists(self.log):
+                    os.remove(self.log)
+                args = ["--kernel-lib", DEVICE_LIB, "--kernel", "deferred", "--mode", mode,
+                        *self.CHEAT_SHAPE, *timing, *(["--batch", "4"] if mode == "rotate" else [])]
+                c = self.assert_caught(args, "timed_outputs",
+                                       env={"NVFP4_CHEAT_LATE": "1", "NVFP4_CHEAT_LOG": self.log})
+                self.assertTrue(c["verdict"]["recheck"]["verification"]["passed"], c["verdict"])
+                with open(self.log) as f:
+                    self.assertEqual(f.read().strip(), "late same-buffers cudaSuccess")
 
     def test_other_stream_plugin_fails_in_every_mode(self):
         # Its stream is not the tool's: the held stream shows an idle window, and the GEMM still
