@@ -5,7 +5,7 @@ tests/fixtures/sm90-fit/. Run once, when the fixtures were made; the fit data is
 the tool itself (docs/kernels.md, "Refitting the cost models").
 
 Where the numbers came from:
-  * bench/results/h200/2026-12-01-sm90-nstep/fit/*.txt: the text output of the benchmark
+  * bench/results/h200/sm90-fit/fit/*.txt: the text output of the benchmark
     program bench/sm90_bench.cu (since deleted), one H200, cold L2, the median of 10 samples per
     configuration: `--sweep-2phase` (every two-phase tile x split) and `--sweep` (every fused M
     tile x split), on the fit shapes (sweep-*.txt) and on 10 held-out shapes (heldout-*.txt).
@@ -13,7 +13,7 @@ Where the numbers came from:
     lower median, as the test that read these files did.
   * the table of fused timings at M <= 512 (sm90_bench --v5, 15 samples each, GPU MODE data)
     that tests/unit/sm90_host_test.cpp held inline at git revision REV (default 9b75efa).
-  * bench/results/h200/2026-12-01-sm90-third-step/streamk/: the tool's reports of the split-K
+  * bench/results/h200/sm90-streamk-fit/streamk/: the tool's reports of the split-K
     pick (pick-*.json) and of stream-K over 132 workers with the same M tile (sk-*.json), timed
     one after the other on each shipped shape with M <= 512 (step `streamk` of
     scripts/device/sm90-results.sh, the two-ring kernel of commit 3f0364f): streamk.json, the
@@ -40,8 +40,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIT = "bench/results/h200/2026-12-01-sm90-nstep/fit"
-STREAMK = "bench/results/h200/2026-12-01-sm90-third-step/streamk"
+FIT = "bench/results/h200/sm90-fit/fit"
+STREAMK = "bench/results/h200/sm90-streamk-fit/streamk"
 
 SHAPE = re.compile(r"^shape (\d+)x(\d+)x(\d+) ")
 TWO = re.compile(r"(two-phase \d+x\d+ split \d+ group \d+)\s+([\d.]+) us")

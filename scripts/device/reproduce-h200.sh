@@ -18,8 +18,9 @@
 #               stream-K beside the pick, sanitizers of both paths),
 #               then memcheck/racecheck of the registered kernel from build/
 #   verdict     scripts/device/sm90-results.sh build loop default tests sanitize sanitize-configs
-#               configs and scripts/device/verdict.sh old modes cheats on its build (the
-#               2026-12-01-layout-verdict folder keeps verdict/), then the Blackwell first-run script's refusal
+#               configs and scripts/device/verdict.sh old modes cheats on its build (the verdict's
+#               first round, superseded by verdict.sh's own steps), then the Blackwell first-run
+#               script's refusal (the first-run-refusal folder keeps that)
 #   kernelpy    scripts/device/kernel-py-results.sh (--kernel-py on the GPU backend: its own build
 #               against the python3 on PATH, which must have torch; the seed submission's diff
 #               from $NVFP4_SEED_SUBMISSION_DIFF)
