@@ -46,14 +46,13 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <future>
-#include <atomic>
 #include <map>
-#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
