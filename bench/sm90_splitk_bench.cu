@@ -12,6 +12,11 @@
 //   last-one      the same with no per-thread fence: thread 0's atom.acq_rel.gpu after the
 //                 barrier (Fence::OneAtomic: the kernels' reduce_split_k)
 //   last-one-own  last-one, the last arriver keeping its own partial in registers (no re-read)
+//   last-bulk     last-one, the last arriver reading the partials by bulk copies (cp.async.bulk,
+//                 issued by thread 0) into a ring of 8 shared-memory stages of up to 16 KB (4
+//                 float4 rows of 256 threads: one chunk of one partial a stage), summed from
+//                 shared memory in split order (issue 48's "partials at memory speed": is one
+//                 SM's bulk read of L2-resident partials faster than 256 threads' ld.global.cg?)
 // The "last" forms are schedule.cuh's steps (store_partial, split_k_last, sum_partials) with
 // this bench's fences and own-partial sum around them.
 //   spin     every split stores its partial, counts its arrival and spins until all S have
@@ -43,9 +48,11 @@ namespace nvfp4::sm90::splitkbench {
 
 constexpr int kCtas = 128;
 constexpr int kSmem = 160 * 1024;  // one CTA per SM, room for a 128 KB partial
-enum Proto { kNone, kLast, kLastAcqRel, kLastOne, kLastOneOwn, kSpin, kCluster, kDsmem, kProtos };
-const char* const kNames[kProtos] = {"none", "last", "last-acqrel", "last-one", "last-one-own", "spin", "cluster", "dsmem"};
-constexpr bool is_last(int p) { return p == kLast || p == kLastAcqRel || p == kLastOne || p == kLastOneOwn; }
+enum Proto { kNone, kLast, kLastAcqRel, kLastOne, kLastOneOwn, kLastBulk, kSpin, kCluster, kDsmem, kProtos };
+const char* const kNames[kProtos] = {"none", "last", "last-acqrel", "last-one", "last-one-own", "last-bulk", "spin", "cluster", "dsmem"};
+constexpr bool is_last(int p) {
+  return p == kLast || p == kLastAcqRel || p == kLastOne || p == kLastOneOwn || p == kLastBulk;
+}
 
 __host__ __device__ inline float value(int cta, int i, int ct) {
   uint32_t h = uint32_t(cta) * 0x9E3779B1u ^ uint32_t(i) * 0x85EBCA77u ^ uint32_t(ct) * 0xC2B2AE3Du;
@@ -162,15 +169,86 @@ __device__ __forceinline__ bool reduce_variant(Acc&& acc, float* tile_ws, int sp
   return true;
 }
 
+constexpr int kBulkStages = 8;  // the ring: 8 stages of up to 16 KB
+constexpr int kBulkRows = 4;    // float4 rows (of 256 threads) a chunk: 16 KB
+
+// last-bulk's sum, in every consumer thread of the last arriver (after split_k_last): the S
+// partials of the tile chunk by chunk, split by split (step = chunk * S + split), each chunk of
+// each partial one bulk copy into the ring; acc = partial 0, then += 1..S-1 (sum_partials' order,
+// so the same bits). Thread 0 issues the copies and refills a stage once all 256 threads have
+// read it (`empty`); `full` counts its bytes.
+template <int R>
+__device__ __forceinline__ void sum_partials_bulk(float (&acc)[R], const float* tile_ws, int splits, int ct,
+                                                  uint32_t ring, uint32_t full, uint32_t empty) {
+  constexpr int kQ = R / 4;
+  constexpr int kRows = kQ < kBulkRows ? kQ : kBulkRows;
+  static_assert(kQ % kRows == 0, "whole chunks");
+  constexpr int kChunks = kQ / kRows;
+  constexpr uint32_t kBytes = kRows * kConsumerThreads * 16;
+  const int steps = kChunks * splits;
+  const char* src = reinterpret_cast<const char*>(tile_ws);
+  const size_t split_bytes = size_t(kConsumerThreads) * R * 4;
+  auto issue = [&](int step) {  // thread 0
+    const int st = step % kBulkStages, c = step / splits, sp = step % splits;
+    ptx::mbar_arrive_expect_tx(full + 8 * st, kBytes);
+    ptx::bulk_copy(ring + st * kBytes, src + sp * split_bytes + size_t(c) * kBytes, kBytes, full + 8 * st);
+  };
+  if (ct == 0) {
+    // The partials were written by other SMs' generic stores and published by their release
+    // atomics, acquired by this thread's atomic: order those reads before the async proxy's.
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    for (int step = 0; step < steps && step < kBulkStages; ++step) issue(step);
+  }
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    for (int sp = 0; sp < splits; ++sp) {
+      const int step = c * splits + sp, st = step % kBulkStages;
+      const uint32_t use = uint32_t(step / kBulkStages) & 1u;
+      ptx::mbar_wait(full + 8 * st, use);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const uint32_t at = ring + st * kBytes + (r * kConsumerThreads + ct) * 16;
+        float4 v;
+        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                     : "r"(at)
+                     : "memory");
+        const int i = 4 * (c * kRows + r);
+        if (sp == 0) {
+          acc[i] = v.x; acc[i + 1] = v.y; acc[i + 2] = v.z; acc[i + 3] = v.w;
+        } else {
+          acc[i] += v.x; acc[i + 1] += v.y; acc[i + 2] += v.z; acc[i + 3] += v.w;
+        }
+      }
+      ptx::mbar_arrive(empty + 8 * st);
+      if (ct == 0 && step + kBulkStages < steps) {
+        ptx::mbar_wait(empty + 8 * st, use);  // every thread has read this stage
+        issue(step + kBulkStages);
+      }
+    }
+  }
+}
+
 // out: [tiles][kQ * 256] float4 in fragment order (q * 256 + ct), as the partials.
 template <int R, int P>
 __global__ void __launch_bounds__(256, 1) bench_kernel(float* ws, int* counters, float* out, long long* cyc, int S) {
   constexpr int kQ = R / 4;
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ uint64_t bars[2];
+  __shared__ uint64_t ring_bars[2 * kBulkStages];  // last-bulk: full[8], empty[8]
   const int ct = threadIdx.x;
   const uint32_t xbar = ptx::smem_u32(&bars[0]), dbar = ptx::smem_u32(&bars[1]);
   const uint32_t region = ptx::smem_u32(smem);
+  const uint32_t full = ptx::smem_u32(&ring_bars[0]), empty = ptx::smem_u32(&ring_bars[kBulkStages]);
+  if constexpr (P == kLastBulk) {
+    if (ct == 0) {
+      for (int st = 0; st < kBulkStages; ++st) {
+        ptx::mbar_init(full + 8 * st, 1);
+        ptx::mbar_init(empty + 8 * st, 256);
+      }
+      ptx::fence_proxy_async_smem();  // the barriers visible to the bulk copies
+    }
+  }
   int rank = 0;
   if constexpr (P == kCluster || P == kDsmem) {
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
@@ -197,6 +275,16 @@ __global__ void __launch_bounds__(256, 1) bench_kernel(float* ws, int* counters,
 #pragma unroll
     for (int q = 0; q < kQ; ++q)
       __stcg(mine + q * 256 + ct, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+  } else if constexpr (P == kLastBulk) {
+    auto a = [&](int i) -> float& { return acc[i]; };
+    store_partial<R>(a, tws, rank, ct);
+    ptx::named_bar_sync(1, kConsumerThreads);
+    if (split_k_last<false, SplitKBroadcast::BarrierOr>(counters + tile, nullptr, S, ct)) {
+      sum_partials_bulk<R>(acc, tws, S, ct, region, full, empty);
+#pragma unroll
+      for (int q = 0; q < kQ; ++q)
+        __stcg(o + q * 256 + ct, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+    }
   } else if constexpr (is_last(P)) {
     auto a = [&](int i) -> float& { return acc[i]; };
     constexpr Fence kF = P == kLast ? Fence::EachSc : P == kLastAcqRel ? Fence::EachAcqRel : Fence::OneAtomic;
@@ -365,6 +453,7 @@ bool row(const Buffers& b, int launches) {
     one(std::integral_constant<int, kLastAcqRel>{});
     one(std::integral_constant<int, kLastOne>{});
     one(std::integral_constant<int, kLastOneOwn>{});
+    one(std::integral_constant<int, kLastBulk>{});
     one(std::integral_constant<int, kSpin>{});
     one(std::integral_constant<int, kCluster>{});
     one(std::integral_constant<int, kDsmem>{});

@@ -14,6 +14,8 @@
 #   configs     both shipped sweeps, 5 samples, no peers: the configuration of every case beside
 #               the one the committed standing sweep recorded (bench/results/h200/sm90-standing/sweep/)
 #   loop        bench/sm90_loop_bench (the fused consumer loop alone, its variants)
+#   splitk      bench/sm90_splitk_bench (split-K's reduction alone, every form, last-bulk's
+#               bulk-copy sum among them; splitk.txt; not in the default list, about 1 minute)
 #   sanitize-nstep  memcheck and racecheck of the two-phase path on shapes whose tiles have a
 #               BN % 64 tail (128x144, 128x80, 128x48) and on N % 8 != 0 (not in the default list)
 #   sweep       both shipped sweep configs with --peers dequant-f16,f16-predeq (adaptive, cold),
@@ -195,6 +197,11 @@ PYEOF
 step_loop() {
   cmake --build build-sm90 --target sm90_loop_bench -j"$(nproc)" > "$R/loop-build.log" 2>&1 || return 1
   build-sm90/sm90_loop_bench 2048 | tee "$R/loop_bench.txt"
+}
+
+step_splitk() {
+  cmake --build build-sm90 --target sm90_splitk_bench -j"$(nproc)" > "$R/splitk-build.log" 2>&1 || return 1
+  timeout 240 build-sm90/sm90_splitk_bench 40 | tee "$R/splitk.txt"
 }
 
 step_sanitize-nstep() {
