@@ -6,7 +6,8 @@
          sm90_fused_count.py --compile [--check]   (builds kernels/sm90/fused.cu for sm_90a with
                                                      nvcc; SASS by cuobjdump where it is on the
                                                      PATH or in /usr/local/cuda/bin, else PTX)
-  DUMP: cuobjdump --dump-sass output, or nvcc --ptx output (several are read as one).
+  DUMP: cuobjdump --dump-sass output, nvcc --ptx output, or an object, executable or cubin
+        (disassembled by scripts/sass_dump.py); several are read as one.
 
 The consumer loop is unrolled by twelve K blocks (fused_kernel.cuh), each opened by one
 wgmma fence (SASS WARPGROUP.ARRIVE, PTX wgmma.fence.sync.aligned) before its wgmmas. The count of

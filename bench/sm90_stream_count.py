@@ -8,7 +8,8 @@ kStamps the time line's twin, counted apart).
          sm90_stream_count.py --compile [--check]   (builds kernels/sm90/stream.cu for sm_90a with
                                                       nvcc; SASS by cuobjdump where it is on the
                                                       PATH or in /usr/local/cuda/bin, else PTX)
-  DUMP: cuobjdump --dump-sass output, or nvcc --ptx output.
+  DUMP: cuobjdump --dump-sass output, nvcc --ptx output, or an object, executable or cubin
+        (disassembled by scripts/sass_dump.py).
 
 For every such kernel in the dump: the loop is the backward branch whose range holds the most
 128-bit streamed global loads (no-allocate, LDG.E.NA.128 in SASS; one per K block: 4 a group, 3
@@ -165,7 +166,22 @@ def dump_text(args, source, usage):
     files = [f for a in args for f in a.split(';') if f]
     if not files or any(f.startswith('-') for f in files):
         sys.exit(usage)
-    return '\n'.join(open(f).read() for f in files)
+    return '\n'.join(read_dump(f) for f in files)
+
+
+def read_dump(path):
+    """A dump's text; an object, executable or cubin is disassembled (scripts/sass_dump.py)."""
+    with open(path, 'rb') as f:
+        if f.read(4) != b'\x7fELF':
+            return open(path).read()
+    sys.path.insert(0, os.path.join(ROOT, 'scripts'))
+    import sass_dump
+    cuobjdump = sass_dump.find_cuobjdump()
+    if not cuobjdump:
+        print(f'{path}: no cuobjdump to disassemble it with ($NVFP4_CUOBJDUMP, the PATH, /usr/local/cuda/bin; '
+              'scripts/setup --tests fetches Debian 12\'s)')
+        sys.exit(77)
+    return sass_dump.sass_of(path, cuobjdump)
 
 
 def main():
