@@ -94,6 +94,14 @@ __device__ __forceinline__ void st_shared_v4(uint32_t addr, float4 v) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
                : "memory");
 }
+__device__ __forceinline__ float4 ld_shared_v4(uint32_t addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
 __device__ __forceinline__ int ld_acquire(const int* p) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
@@ -207,12 +215,7 @@ __device__ __forceinline__ void sum_partials_bulk(float (&acc)[R], const float* 
       ptx::mbar_wait(full + 8 * st, use);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
-        const uint32_t at = ring + st * kBytes + (r * kConsumerThreads + ct) * 16;
-        float4 v;
-        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                     : "r"(at)
-                     : "memory");
+        const float4 v = ld_shared_v4(ring + st * kBytes + (r * kConsumerThreads + ct) * 16);
         const int i = 4 * (c * kRows + r);
         if (sp == 0) {
           acc[i] = v.x; acc[i + 1] = v.y; acc[i + 2] = v.z; acc[i + 3] = v.w;

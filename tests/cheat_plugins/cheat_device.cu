@@ -189,6 +189,12 @@ __global__ void gemm(nvfp4bench_problem p, nvfp4bench_operands o, const int* onl
       __half_as_ushort(__float2half_rn(nvfp4_example::output_element(p, o, l, i, j, false)));
 }
 
+// The plain GEMM's launch shape: one thread per output element.
+constexpr dim3 kGemmBlock(16, 16);
+dim3 gemm_grid(const nvfp4bench_problem& p) {
+  return dim3(unsigned((p.n + 15) / 16), unsigned((p.m + 15) / 16), unsigned(p.l));
+}
+
 #define CHEAT_CUDA(call)                                                      \
   do {                                                                        \
     if (const cudaError_t e_ = (call); e_ != cudaSuccess) {                   \
@@ -225,19 +231,17 @@ unsigned long long buffer_id(const void* p) {
 }
 
 // deferred's thread: once released, the GEMM of the call that started it on a stream of its
-// own, if A and C are still the allocations the call was given (ids_a, ids_c).
+// own, if A and C are still the allocations the call was given (id_a, id_c).
 void late_gemm(State& st, std::future<void> go, nvfp4bench_problem p, nvfp4bench_operands o,
                unsigned long long id_a, unsigned long long id_c) {
   go.wait();
   const bool same = id_a != 0 && id_c != 0 && buffer_id(o.a) == id_a && buffer_id(o.c) == id_c;
   cudaError_t e = cudaSuccess;
   if (same) {
-    const dim3 block(16, 16);
-    const dim3 grid(unsigned((p.n + 15) / 16), unsigned((p.m + 15) / 16), unsigned(p.l));
     cudaStream_t side = nullptr;
     e = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
     if (e == cudaSuccess) {
-      gemm<<<grid, block, 0, side>>>(p, o, nullptr);
+      gemm<<<gemm_grid(p), kGemmBlock, 0, side>>>(p, o, nullptr);
       e = cudaGetLastError();
       if (e == cudaSuccess) e = cudaStreamSynchronize(side);
       cudaStreamDestroy(side);
@@ -267,8 +271,7 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
             void* stream, char* msg, size_t size) {
   State& st = *static_cast<State*>(user);
   const auto s = static_cast<cudaStream_t>(stream);
-  const dim3 block(16, 16);
-  const dim3 grid(unsigned((p->n + 15) / 16), unsigned((p->m + 15) / 16), unsigned(p->l));
+  const dim3 block = kGemmBlock, grid = gemm_grid(*p);
   const int64_t elems = p->l * p->m * p->n;
   const size_t bytes = size_t(elems) * 2;
   const unsigned long long call = st.calls++;
