@@ -84,6 +84,7 @@ def parse(lines, sass):
         ins.append(dict(i=len(ins), addr=addr, text=text, op=op, target=None))
     # branch targets as instruction indices
     by_addr = {x['addr']: x['i'] for x in ins if x['addr'] is not None}
+    leaders = set(labels.values())
     for x in ins:
         if sass and x['op'].startswith('BRA'):
             m = re.search(r'`\((\.L_x_\d+)\)', x['text']) or re.search(r'BRA(?:\.\w+)*\s+(0x[0-9a-f]+)', x['text'])
@@ -94,7 +95,16 @@ def parse(lines, sass):
             m = re.search(r'(\$L__\w+)', x['text'])
             if m:
                 x['target'] = labels.get(m.group(1))
-    return ins, set(labels.values())
+        # A dump that prints code addresses instead of labels (CUDA 13's cuobjdump) has no label
+        # lines: the addresses that BRA, BSSY, CALL and JMP name start basic blocks all the same,
+        # so that both forms split the code alike (without this the address form counted 3-4
+        # instructions a K block fewer at M tile 16: blocks merged across a target were judged
+        # cold whole).
+        if sass and x['op'].startswith(('BRA', 'BSSY', 'CALL', 'JMP')):
+            m = re.search(r'(?:,|\s)\s*(0x[0-9a-f]+)\s*$', x['text'])
+            if m and int(m.group(1), 16) in by_addr:
+                leaders.add(by_addr[int(m.group(1), 16)])
+    return ins, leaders
 
 
 def is_stream_load(x, sass):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""SASS of the CUDA ELF images in a file, printed as CUDA 12+'s `cuobjdump -sass` prints it, so that
+"""SASS of the CUDA ELF images in a file, as `cuobjdump -sass` of CUDA 12 or later lists it, so that
 the count scripts (bench/sm90_fused_count.py, bench/sm90_stream_count.py) run on machines whose CUDA
-toolkit has no cuobjdump (docs/testing.md: the test sm90_fused_chain_count_sass).
+toolkit has no cuobjdump (docs/testing.md: the tests sm90_fused_chain_count_sass and
+sm90_stream_count_sass).
 
   usage: sass_dump.py [--cuobjdump PATH] FILE...
   FILE: a host object, executable or cubin holding sm_90a ELF images.
@@ -13,7 +14,8 @@ read CUDA 13's images as they are, so for it each ELF image is cut out of FILE a
   - its e_flags are written in the encoding before CUDA 12 (11.8 reads the new one as "sm_4");
   - the instructions it cannot decode (it prints their two words as bare hex: VIADD among them) are
     put back at their addresses as UNK_0xOPC (OPC: the low 12 bits of the first word);
-  - the code addresses of BRA, BSSY, CALL and JMP are printed as labels, `(.L_x_N), as 12+ does.
+  - the code addresses of BRA, BSSY, CALL and JMP are printed as labels, `(.L_x_N), as nvdisasm
+    prints them (CUDA 13's cuobjdump prints the addresses; the count scripts split both alike).
 Exit 77 (a skip for ctest) when no cuobjdump is found, 1 when no FILE holds a CUDA function.
 """
 import os

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/sass_dump.py's repairs of a CUDA 11.8 cuobjdump listing of a CUDA 13 image: an
 instruction printed as bare hex is put back at its address, code addresses become labels, and the
-ELF images are found inside a host object's bytes."""
+ELF images are found inside a host object's bytes; and the count scripts split a listing with
+labels and one with addresses into the same basic blocks."""
 import os
 import struct
 import sys
@@ -9,6 +10,9 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts'))
 import sass_dump  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'bench'))
+import sm90_stream_count  # noqa: E402
 
 # As 11.8 prints it: /*0020*/ is missing (it could not decode that instruction, opcode 0x836), its
 # two words stand as bare hex after the first instruction's second word.
@@ -52,6 +56,18 @@ class SassDump(unittest.TestCase):
             label = line.split('`(')[1].split(')')[0]
             at = out.index(label + ':')
             self.assertIn(target, out[at + 1])
+
+    def test_the_counts_split_both_forms_alike(self):
+        # CUDA 13's cuobjdump prints code addresses (the listing as it stands), the repaired 11.8
+        # one labels: the count scripts must start the same basic blocks in both (branch and
+        # reconvergence targets included), or their counts differ (they once did, by 3-4 a K block).
+        def leaders(lines):
+            ins, lead = sm90_stream_count.parse(lines, True)
+            return sorted(ins[i]['addr'] for i in lead), [(x['addr'], x['target']) for x in ins]
+        addr_form = sass_dump.restore_undecoded(LISTING)
+        label_form = self.repaired()
+        self.assertEqual(leaders(addr_form), leaders(label_form))
+        self.assertEqual(leaders(addr_form)[0], [0x10, 0x60])  # the BRA's target and the BSSY's
 
     def test_images_are_found_inside_other_bytes(self):
         def image(flags):
