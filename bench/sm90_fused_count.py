@@ -10,14 +10,18 @@
         (disassembled by scripts/sass_dump.py); several are read as one.
 
 The consumer loop is unrolled by twelve K blocks (fused_kernel.cuh), each opened by one
-wgmma fence (SASS WARPGROUP.ARRIVE, PTX wgmma.fence.sync.aligned) before its wgmmas. The count of
-a K block is the instructions from one fence to the next in program order - its wait for the A
-stage, the descriptor, the wgmmas, the next block's decode, the wait_group and the release, the
-B stage's wait and release where the block has them, and the loop's exit tests; a wait loop's body
-counted once - so the eleven whole gaps of the twelve are averaged (the twelfth runs into the back
-edge). Opcode classes per K block are printed too.
---check: exit 1 unless every fused kernel has twelve fences, wgmmas between each pair, and no
-local memory (LDL/STL; ld.local/st.local). --plant drops the wgmmas of each kernel's first K block
+wgmma fence (SASS WARPGROUP.ARRIVE, PTX wgmma.fence.sync.aligned) before its wgmmas. At M tiles
+<= 128 it comes twice: whole passes (no test per block) first, then the unit's last pass, which
+tests each block; the first twelve fences in program order are counted (the whole passes, where
+a long unit spends its time) and the last pass's count is printed beside them. The count of a K
+block is the instructions from one fence to the next in program order - its wait for the A stage
+where it has one, the descriptor, the wgmmas, the next block's decode, the wait_group and the
+releases, the B stage's wait and release where the block has them, and the exit tests; a wait
+loop's body counted once - so the eleven whole gaps of the twelve are averaged (the twelfth runs
+into the back edge). Opcode classes per K block are printed too.
+--check: exit 1 unless every fused kernel has twelve or twenty-four fences, wgmmas between each
+pair, and no local memory (LDL/STL; ld.local/st.local). A wgmma the compiler serialised (ptxas
+C7510-C7515: a fence before each) shows as more fences and fails the check. --plant drops the wgmmas of each kernel's first K block
 before counting: the check must then fail (ctest sm90_fused_count_catches_a_block_without_wgmma).
 PTX counts come before ptxas fuses and/or/shift into LOP3: an upper bound of the SASS count.
 """
@@ -42,11 +46,13 @@ def is_wgmma(x, sass):
 
 
 def chain(ins, sass):
-    """The gaps between consecutive fences (lists of instructions), or None without twelve."""
+    """The gaps between consecutive fences (lists of instructions) of each run of twelve: one or
+    two lists of eleven gaps, or None without twelve or twenty-four fences."""
     fences = [x['i'] for x in ins if is_fence(x, sass)]
-    if len(fences) != 12:
+    if len(fences) not in (12, 24):
         return None
-    return [ins[a:b] for a, b in zip(fences, fences[1:])]
+    runs = [fences[r:r + 12] for r in range(0, len(fences), 12)]
+    return [[ins[a:b] for a, b in zip(f, f[1:])] for f in runs]
 
 
 def main():
@@ -71,11 +77,12 @@ def main():
                 for k, x in enumerate(ins):
                     x['i'] = k
         local = sum(is_local(x, sass) for x in ins)
-        gaps = chain(ins, sass)
-        if gaps is None:
-            print(f"  {label}: not twelve wgmma fences")
-            failed.append(f"{label}: not twelve fences")
+        runs = chain(ins, sass)
+        if runs is None:
+            print(f"  {label}: not twelve or twenty-four wgmma fences")
+            failed.append(f"{label}: not twelve or twenty-four fences")
             continue
+        gaps = runs[0]
         n = len(gaps)
         total = sum(len(g) for g in gaps)
         mma = sum(is_wgmma(x, sass) for g in gaps for x in g)
@@ -86,7 +93,10 @@ def main():
         print(f"  {label}: {per:6.1f} per K block (min {min(map(len, gaps))}, max {max(map(len, gaps))}); "
               f"{'HGMMA' if sass else 'wgmma'} {mma / n:.1f} per K block; local-memory instructions {local}{budget}")
         print(f"      by opcode per K block: {top}")
-        if any(not any(is_wgmma(x, sass) for x in g) for g in gaps) or local:
+        if len(runs) > 1:
+            last = runs[1]
+            print(f"      the last pass (each block tested): {sum(len(g) for g in last) / len(last):.1f} per K block")
+        if any(not any(is_wgmma(x, sass) for x in g) for r in runs for g in r) or local:
             failed.append(f"{label}: a K block without wgmma, or {local} local-memory instructions")
     if not seen:
         failed.append("no fused_kernel in the dump")
@@ -94,7 +104,7 @@ def main():
         if failed:
             print("CHECK FAILED: " + "; ".join(failed))
             sys.exit(1)
-        print("CHECK PASSED: every fused kernel has its twelve K blocks, wgmma in each, and no local memory")
+        print("CHECK PASSED: every fused kernel has its twelve K blocks (once or twice), wgmma in each, and no local memory")
 
 
 if __name__ == '__main__':

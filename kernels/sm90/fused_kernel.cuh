@@ -12,11 +12,11 @@
 // stream-K (stream_k.hpp), one CTA per worker over its equal share of all tiles' K, cut at tile
 // boundaries into pieces reduced like K splits (UnitWalk, schedule.cuh). Two rings
 // in shared memory, each with full/empty mbarriers:
-//   * the A ring, one 64-wide K block per stage: warp 0 lane 0 bulk-copies the block's fp16 A
+//   * the A ring, two 64-wide K blocks per stage: warp 0 lane 0 bulk-copies each block's fp16 A
 //     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait). 12, 6 or 4
-//     stages, a divisor of the consumers' unroll, and every unit starts at stage 0 (the rest of a
-//     unit's last round is completed empty by both sides), so a consumer's A stage, barrier
-//     addresses and descriptor are constants of the K block's place in its unrolled loop;
+//     blocks in all, a divisor of the consumers' unroll, and every unit starts at stage 0 (the
+//     rest of a unit's last round is completed empty by both sides), so a consumer's A stage,
+//     barrier addresses and descriptor are constants of the K block's place in its unrolled loop;
 //   * the B ring, kFusedBStageKb = 4 K blocks per stage: warp 1 lane 0 loads the tile's raw packed
 //     B (128 rows x 128 bytes) as one TMA box, 128-byte swizzled, and the rows' scale bytes as a
 //     second, unswizzled box of 128 x 32 bytes: the two K quads from the one holding the stage's
@@ -32,10 +32,11 @@
 //   warpgroup 0 runs setmaxnreg 56 (40 spilled the plain scale copy), warps 2 and 3 have nothing
 //   to do;
 //   * warpgroups 1, 2 are consumers (setmaxnreg 224), each owning 64 B rows (C columns). Per K
-//     block: wait for its A stage, issue wgmma k with fragment set X, read the raw B of k+1 from
-//     its B stage and decode it exactly (decode.hpp decode_frag: E2M1 x E4M3 is exact in fp16)
-//     into set Y while wgmma k runs, then wait_group 1 retires wgmma k-1 (its A stage goes back
-//     to the producer). A B stage goes back once its last K block is decoded. Three register
+//     block: wait for its A stage (at the stage's first block), issue wgmma k with fragment set X,
+//     read the raw B of k+1 from its B stage and decode it exactly (decode.hpp decode_frag: E2M1 x
+//     E4M3 is exact in fp16) into set Y while wgmma k runs, then wait_group 1 retires wgmma k-1
+//     (its A stage goes back to the producer once its last block has retired). A B stage goes
+//     back once its last K block is decoded. Three register
 //     sets and four K blocks per B stage: the loop is unrolled by twelve so that the set and the
 //     K block within the B stage (its swizzled address) are fixed;
 //   * split-K and stream-K: reduce_split_k (schedule.cuh): every split (piece) stores its FP32
@@ -109,21 +110,30 @@ struct Cfg {
   static constexpr int kBoxRows = MT < 64 ? MT : 64;  // epilogue box: kBoxRows x 64 fp16
   static constexpr int kEpiBox = kBoxRows * 128;
   static constexpr int kEpiBytes = 2 * 2 * kEpiBox;   // two boxes per consumer warpgroup
-  // B stages (4 K blocks each) first, then as many A stages (1 K block) as fit, at most 16: the
-  // B ring keeps 12-32 K blocks of raw B in flight, the A ring (from L2) at least 4.
+  // B stages (4 K blocks each) first, then as many A blocks as fit (see kABlocks): the B ring
+  // keeps 12-32 K blocks of raw B in flight, the A ring (from L2) at least 4.
   static constexpr int kBStages = OCC == 2 ? 4 : MT <= 32 ? 8 : MT == 64 ? 6 : MT == 128 ? 4 : 3;
   static constexpr int kBarBytes = 512;  // (2 x 16 + 2 x 8) mbarriers
   static constexpr int kFixed = 1024 + kEpiBytes + kBarBytes + kBStages * (kBBytes + kSBytes);
   static constexpr int kAFit = (kSmemLimit - kFixed) / kABytes;
-  // A divisor of the consumer loop's unroll (12), so that every K block's A stage, its phase flip
-  // and its descriptor are compile-time: 12, 6 or 4 stages (each unit starts at stage 0, see the
-  // A producer's padding).
-  static constexpr int kAStages = kAFit >= 12 ? 12 : kAFit >= 6 ? 6 : 4;
+  // A ring slots (K blocks): a divisor of the consumer loop's unroll (12), so that every K block's
+  // A stage, its phase flip and its descriptor are compile-time: 12, 6 or 4 (each unit starts at
+  // stage 0, see the A producer's padding). A stage holds kAStageKb = 2 K blocks - one wait and one
+  // release per two blocks in the consumers' chain - except at M tile 256, whose 4 blocks would
+  // make 2 stages (measured 2-4 % slower there: docs/kernels.md, the consumer chain).
+  static constexpr int kABlocks = kAFit >= 12 ? 12 : kAFit >= 6 ? 6 : 4;
+  static constexpr int kAStageKb = MT == 256 ? 1 : 2;
+  static constexpr int kAStages = kABlocks / kAStageKb;
   // Three fragment register sets: K block i+1 is decoded into set (i+1) % 3 while the wgmmas of
   // blocks i-1 and i run; then wait_group 1 retires block i-1. (Deeper waits with more sets made
   // ptxas serialise the wgmmas, C7513.)
   static constexpr int kSets = 3;
-  static constexpr size_t kSmem = size_t(kFixed) + size_t(kAStages) * kABytes;
+  // The leaner consumer loop (whole passes without a test per block, the next block decoded
+  // without a branch; see the loop) where registers allow and it was measured faster: at M tile
+  // 256 (128 accumulators) and at two CTAs per SM (96 registers) either part makes ptxas
+  // serialise the wgmmas (C7511/C7512); at M tile 64 it was 2-5 % slower (docs/kernels.md).
+  static constexpr bool kLeanLoop = (MT == 128 || MT <= 32) && OCC == 1;
+  static constexpr size_t kSmem = size_t(kFixed) + size_t(kABlocks) * kABytes;
   // setmaxnreg: warpgroup 0 and the two consumer warpgroups share the 168 x 384 registers of the
   // launch; the 256 tile's accumulators need 224 (216 spilled), the producers 56 (40 spilled the
   // scale copies, 48 the stream-K walk).
@@ -133,7 +143,8 @@ struct Cfg {
   static constexpr int kProducerRegs = OCC == 1 ? 56 : 40;
   static constexpr int kLaunchRegs = OCC == 1 ? 168 : 80;
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kLaunchRegs * kThreads, "register file");
-  static_assert(kAFit >= 4 && 12 % kAStages == 0 && kBStages >= 2 && kSmem <= size_t(kSmemLimit),
+  static_assert(kAFit >= 4 && 12 % kABlocks == 0 && kABlocks % kAStageKb == 0 && kBStages >= 2 &&
+                    kSmem <= size_t(kSmemLimit),
                 "shared memory");
   static_assert(2 * (kAStages + kBStages) * 8 <= kBarBytes, "barrier space");
 };
@@ -144,12 +155,12 @@ __global__ void __launch_bounds__(kThreads, OCC)
                  const __grid_constant__ CUtensorMap tmS, const Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = Cfg<MT, OCC>;
-  constexpr int SA = C::kAStages, SB = C::kBStages;
+  constexpr int SA = C::kAStages, SB = C::kBStages, AK = C::kAStageKb;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t raw = ptx::smem_u32(smem_raw);
   const uint32_t base = (raw + 1023u) & ~1023u;  // swizzled tiles need 1024-byte alignment
-  const uint32_t sA = base;                       // SA x kABytes
-  const uint32_t sB = sA + SA * C::kABytes;       // SB x raw B (1024-multiple offsets)
+  const uint32_t sA = base;                       // SA x AK x kABytes
+  const uint32_t sB = sA + SA * AK * C::kABytes;  // SB x raw B (1024-multiple offsets)
   const uint32_t sE = sB + SB * C::kBBytes;       // epilogue boxes
   const uint32_t sS = sE + C::kEpiBytes;          // SB x scales
   const uint32_t fullA = sS + SB * C::kSBytes;    // SA mbarriers each
@@ -179,7 +190,7 @@ __global__ void __launch_bounds__(kThreads, OCC)
     ptx::setmaxnreg_dec<C::kProducerRegs>();
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     if (warp == 0 && lane == 0) {
-      // A ring: one K block per stage, from the prepass's tiles.
+      // A ring: AK K blocks per stage (fewer in a unit's last), from the prepass's tiles.
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
       p.stamps.a_ready();
       int stage = 0, q = 0;
@@ -192,16 +203,20 @@ __global__ void __launch_bounds__(kThreads, OCC)
                                         : int64_t(x.batch) * p.tiles128 + (x.tm * MT) / 128;
         const uint8_t* src = p.a16 + (tile0 * p.nk + x.kb0) * int64_t(kFusedATile) +
                              (MT >= 128 ? 0 : ((x.tm * MT) % 128) * 128);
-        for (int kb = x.kb0; kb < x.kb1; ++kb, src += kFusedATile) {
+        for (int kb = x.kb0; kb < x.kb1; kb += AK) {
           if (q >= SA) ptx::mbar_wait(emptyA + stage * 8, phase ^ 1u);
-          const uint32_t fb = fullA + stage * 8, dst = sA + stage * C::kABytes;
-          ptx::mbar_arrive_expect_tx(fb, C::kABytes);
-          if constexpr (MT >= 128) {
+          const int nb = min(AK, x.kb1 - kb);
+          const uint32_t fb = fullA + stage * 8;
+          ptx::mbar_arrive_expect_tx(fb, nb * C::kABytes);
+          for (int b = 0; b < nb; ++b, src += kFusedATile) {
+            const uint32_t dst = sA + (stage * AK + b) * C::kABytes;
+            if constexpr (MT >= 128) {
 #pragma unroll
-            for (int h = 0; h < MT / 128; ++h)
-              ptx::bulk_copy(dst + h * kFusedATile, src + int64_t(h) * p.nk * kFusedATile, kFusedATile, fb);
-          } else {
-            ptx::bulk_copy(dst, src, C::kABytes, fb);
+              for (int h = 0; h < MT / 128; ++h)
+                ptx::bulk_copy(dst + h * kFusedATile, src + int64_t(h) * p.nk * kFusedATile, kFusedATile, fb);
+            } else {
+              ptx::bulk_copy(dst, src, C::kABytes, fb);
+            }
           }
           ++q;
           if (++stage == SA) {
@@ -328,7 +343,10 @@ __global__ void __launch_bounds__(kThreads, OCC)
     // Decodes this thread's fragments of K block i (J = i % 4, its place in the B stage; rows
     // rloc / rloc + 8, scale block c4: decode_frag's K order, the prepass's too), waiting for the
     // B stage at its first block and releasing it after its fourth.
-    auto decode = [&](auto jc, uint32_t(&fr)[4][4]) {
+    // `used`: the block is in the unit. With kLeanLoop a block past the unit's end inside a stage
+    // already waited for (J > 0) is decoded anyway, into a set no wgmma reads - a branch around it
+    // cost more instructions per block than its decode - but does not release the stage.
+    auto decode = [&](auto jc, uint32_t(&fr)[4][4], bool used) {
       constexpr int J = decltype(jc)::value;
       if constexpr (J == 0) ptx::mbar_wait(fullB + bstage * 8, bphase);
       const uint32_t b = bq[J] + bstage * C::kBBytes;
@@ -336,7 +354,8 @@ __global__ void __launch_bounds__(kThreads, OCC)
       const uint32_t s = sbase + bstage * C::kSBytes + 4 * J;
       const uint32_t sc = ptx::ld_shared_u8(s) | (ptx::ld_shared_u8(s + 8 * C::kSRow) << 8);
       decode_frag(w0, w1, sc, fr);
-      if constexpr (J == kFusedBStageKb - 1) release_b();
+      if constexpr (J == kFusedBStageKb - 1)
+        if (used) release_b();
     };
 
     // The time line: thread ct 0 records unit `rec` (stamps.cuh); the others hold INT32_MAX, past
@@ -350,55 +369,84 @@ __global__ void __launch_bounds__(kThreads, OCC)
       sbase = sS + rloc * C::kSRow + c4 + (p.scale_tma ? fused_scale_in_box(x.kb0) : 0);
 #pragma unroll
       for (int i = 0; i < MT / 2; ++i) acc[i] = 0.0f;
-      decode(std::integral_constant<int, 0>{}, fr[0]);
+      decode(std::integral_constant<int, 0>{}, fr[0], true);
       p.stamps.unit_first_block(rec);
       // K block i (JJ = i % 12): wait for its A stage, issue its wgmmas (set i % 3), decode block
       // i+1 into the next set (last read by block i-2, retired one step ago) while blocks i-1 and
       // i run, then wait_group 1 retires block i-1 and its A stage goes back to the producer.
       // `more`: the unit has a block after this one; `held`: a block before it (in this unit).
-      // aph: the phase of A stage 0 in this pass of the loop.
+      // aph: the phase of A stage 0 in this pass of the loop. An A stage is waited for at its
+      // first block and released once its last block has retired (at the next stage's first
+      // block, or after the loop).
       uint32_t aph = aunit;
       auto step = [&](auto jj, bool more, bool held, uint32_t(&f)[4][4], uint32_t(&fn)[4][4]) {
         constexpr int JJ = decltype(jj)::value;
-        constexpr int AS = JJ % SA;             // its A stage
-        constexpr uint32_t AP = (JJ / SA) & 1;  // its phase relative to stage 0's in this pass
-        constexpr int AH = (JJ + 11) % 12 % SA; // the block before's stage (SA divides 12)
-        ptx::mbar_wait(fullA + AS * 8, aph ^ AP);
+        constexpr int AB = JJ % (SA * AK);            // its A slot
+        constexpr int AS = JJ / AK % SA;              // its A stage
+        constexpr uint32_t AP = (JJ / AK / SA) & 1;   // its phase relative to stage 0's in this pass
+        constexpr int AH = (JJ + 11) % 12 / AK % SA;  // the block before's stage (SA x AK divides 12)
+        constexpr bool kFirst = JJ % AK == 0;         // the first block of its stage
+        if constexpr (kFirst) ptx::mbar_wait(fullA + AS * 8, aph ^ AP);
         ptx::fence_regs(f);
         ptx::wgmma_fence();
 #pragma unroll
         for (int s = 0; s < 4; ++s)  // k16 steps
           Wgmma<MT>::mma(acc, f[s],
-                         ptx::pack_u64(adesc_lo + uint32_t(AS * (C::kABytes >> 4) + wgmma_desc_advance(32 * s)),
+                         ptx::pack_u64(adesc_lo + uint32_t(AB * (C::kABytes >> 4) + wgmma_desc_advance(32 * s)),
                                        adesc_hi));
         ptx::wgmma_commit();
-        if (more) decode(std::integral_constant<int, (JJ + 1) % 4>{}, fn);
+        // With kLeanLoop, a scheduling fence (a NOP in the SASS): without it ptxas moves the next
+        // block's decode in between this block's wgmmas, which are then issued late (measured
+        // slower at M tile 64); the branch around the decode keeps them together otherwise.
+        if constexpr (C::kLeanLoop) __syncwarp();
+        constexpr int JN = (JJ + 1) % 4;  // the next block's place in its B stage
+        if constexpr (JN == 0 || !C::kLeanLoop) {
+          if (more) decode(std::integral_constant<int, JN>{}, fn, true);  // JN == 0: a new stage's wait
+        } else {
+          decode(std::integral_constant<int, JN>{}, fn, more);
+        }
         ptx::wgmma_wait<1>();
-        if (held) ptx::mbar_arrive(emptyA + AH * 8);
+        if constexpr (kFirst)
+          if (held) ptx::mbar_arrive(emptyA + AH * 8);
       };
-      // left = the blocks after block i: one compare with a constant per block.
-#define NVFP4_FUSED_STEP(JJ)                                                                          \
-  step(std::integral_constant<int, (JJ)>{}, (JJ) < left, (JJ) > 0 || i > 0, fr[(JJ) % 3], fr[((JJ) + 1) % 3]); \
+      // left = the blocks after block i. Whole passes (a block after all twelve) run without a
+      // test per block; the last pass tests each block against `left` (one compare with a
+      // constant) and ends the unit's loop (without kLeanLoop: one loop, every pass tested).
+#define NVFP4_FUSED_STEP(JJ, MORE)                                                                 \
+  step(std::integral_constant<int, (JJ)>{}, MORE, (JJ) > 0 || i > 0, fr[(JJ) % 3], fr[((JJ) + 1) % 3]);
+#define NVFP4_FUSED_PASS(S)                                                                         \
+  S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8) S(9) S(10) S(11)
+#define NVFP4_FUSED_WHOLE(JJ) NVFP4_FUSED_STEP(JJ, true)
+#define NVFP4_FUSED_LAST(JJ)              \
+  NVFP4_FUSED_STEP(JJ, (JJ) < left)       \
   if ((JJ) >= left) break;
-      for (int i = 0, left = nkb - 1;; i += 12, left -= 12, aph ^= (12 / SA) & 1) {
-        NVFP4_FUSED_STEP(0) NVFP4_FUSED_STEP(1) NVFP4_FUSED_STEP(2) NVFP4_FUSED_STEP(3)
-        NVFP4_FUSED_STEP(4) NVFP4_FUSED_STEP(5) NVFP4_FUSED_STEP(6) NVFP4_FUSED_STEP(7)
-        NVFP4_FUSED_STEP(8) NVFP4_FUSED_STEP(9) NVFP4_FUSED_STEP(10) NVFP4_FUSED_STEP(11)
+      int i = 0, left = nkb - 1;
+      if constexpr (C::kLeanLoop) {
+        for (; left >= 12; i += 12, left -= 12, aph ^= (12 / AK / SA) & 1) {
+          NVFP4_FUSED_PASS(NVFP4_FUSED_WHOLE)
+        }
       }
+      for (;; i += 12, left -= 12, aph ^= (12 / AK / SA) & 1) {
+        NVFP4_FUSED_PASS(NVFP4_FUSED_LAST)
+      }
+#undef NVFP4_FUSED_LAST
+#undef NVFP4_FUSED_WHOLE
+#undef NVFP4_FUSED_PASS
 #undef NVFP4_FUSED_STEP
       ptx::wgmma_wait<0>();
       ptx::fence_regs(acc);
       {
         // The last block's stage goes back, then the rest of the round, which the A producer
         // filled with nothing: wait for it (a parity wait must see every phase) and release it.
-        const int last = (nkb - 1) % SA;
-        const uint32_t ph = aunit ^ (((nkb - 1) / SA) & 1);
+        const int nst = (nkb + AK - 1) / AK;  // the unit's A stages
+        const int last = (nst - 1) % SA;
+        const uint32_t ph = aunit ^ (((nst - 1) / SA) & 1);
         ptx::mbar_arrive(emptyA + last * 8);
         for (int s = last + 1; s < SA; ++s) {
           ptx::mbar_wait(fullA + s * 8, ph);
           ptx::mbar_arrive(emptyA + s * 8);
         }
-        aunit ^= ((nkb + SA - 1) / SA) & 1;
+        aunit ^= ((nst + SA - 1) / SA) & 1;
       }
       if (nkb % kFusedBStageKb != 0) release_b();  // the unit's partial last B stage
       p.stamps.unit_loop_done(rec);

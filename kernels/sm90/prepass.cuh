@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(prepass_threads<kMap>()) decode_a_kernel(const
       if (row < p.m) {
         const uint2 raw = __ldg(reinterpret_cast<const uint2*>(p.a + (batch * p.m + row) * kbytes + g * 32 + c * 8));
         const uint32_t sc = __ldg(p.sfa + (batch * p.m + row) * kblocks + g * 4 + c);
-        const uint32_t m = bcast_lo(scale2_boosted(sc));
+        const uint32_t m = bcast_lo(scale2_fp16(sc));
         w[0] = hmul2_bits(e2m1x2_raw<0>(raw.x), m);
         w[1] = hmul2_bits(e2m1x2_raw<0>(raw.y), m);
         w[2] = hmul2_bits(e2m1x2_raw<1>(raw.x), m);

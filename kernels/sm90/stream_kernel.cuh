@@ -9,7 +9,7 @@
 //      flight are never waited for), the (at most two) others wait in shared memory and are
 //      summed in warp order after the loop, then stored the same way;
 //   2. after the grid's barrier (which makes every piece visible) CTA b sums the pieces of its
-//      share of the panels in (slice, slot) order and writes C (x 2^14, the decode's boost).
+//      share of the panels in (slice, slot) order and writes C (x 2^28, the decode's bias).
 // No counters: the workspace may hold anything, every slot read was written in the same call,
 // and the order of every sum depends on the shape and configuration only.
 #pragma once

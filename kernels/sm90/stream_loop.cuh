@@ -137,7 +137,7 @@ __device__ __forceinline__ void block_words(const Buf& b, uint2& w0, uint2& w1, 
 // block of `rows` rows is rows x 128 bytes.
 // The 32 bytes of row m, lane column c, for A's 8 raw bytes `w` of scale block sb and its scale.
 __device__ __forceinline__ void slab_entry(uint8_t* block, int m, int c, uint2 w, uint32_t scale) {
-  const uint32_t ms = scale2_boosted(scale | (scale << 8));
+  const uint32_t ms = scale2_fp16(scale | (scale << 8));
   const uint4 lo = make_uint4(hmul2_bits(e2m1x2_raw<0>(w.x), ms), hmul2_bits(e2m1x2_raw<0>(w.y), ms),
                               hmul2_bits(e2m1x2_raw<1>(w.x), ms), hmul2_bits(e2m1x2_raw<1>(w.y), ms));
   const uint4 hi = make_uint4(hmul2_bits(e2m1x2_raw<2>(w.x), ms), hmul2_bits(e2m1x2_raw<2>(w.y), ms),
@@ -155,14 +155,14 @@ __device__ __forceinline__ void slab_zero(uint8_t* block, int m, int c) {
 // Scale block of the group that lane column c decodes in virtual K block j.
 __device__ __forceinline__ int virtual_block(int j, int c) { return 2 * c + (j & 1) + 8 * (j >> 1); }
 
-// A group's scale multipliers (scale * 2^7, fp16x2): blocks {2c, 2c+1} and {8+2c, 9+2c} of row g
+// A group's scale multipliers (the scales, fp16x2): blocks {2c, 2c+1} and {8+2c, 9+2c} of row g
 // (g0, g1) and of row g + 8 (h0, h1); virtual K block J takes half J & 1 of g(J >> 1) and
 // h(J >> 1). Converted once a group, not once a block.
 struct GroupScales {
   uint32_t g0, g1, h0, h1;
 };
 __device__ __forceinline__ GroupScales group_scales(const Buf& b) {
-  return {scale2_boosted(b.sg0), scale2_boosted(b.sg1), scale2_boosted(b.sh0), scale2_boosted(b.sh1)};
+  return {scale2_fp16(b.sg0), scale2_fp16(b.sg1), scale2_fp16(b.sh0), scale2_fp16(b.sh1)};
 }
 
 // One virtual K block: decode the lane's B fragment and multiply it with NT n8 tiles of the slab.

@@ -67,21 +67,24 @@ TEST(Sm90Decode, QuadFormIsThePairTrickBitForBit) {
   }
 }
 
-// raw (value * 2^-14) times fp16(scale * 2^7) is exact in fp16 for every code and every
-// non-NaN scale byte (sign bit ignored), so the device multiply cannot round.
+// raw (value * 2^-14) times fp16(scale) is exact in fp16 for every code and every non-NaN scale
+// byte (sign bit ignored), subnormal products included, so the device multiply cannot round.
 TEST(Sm90Decode, ScaledProductsAreExactInFp16) {
+  int subnormal = 0;
   for (unsigned sbyte = 0; sbyte < 256; ++sbyte) {
     const float sc = scale_decode(sbyte);
     if (std::isnan(sc)) continue;
-    const double boost = double(sc) * sm90::kScaleBoost;
-    ASSERT_EQ(fp16_bits_to_double(fp16_bits_from_double(boost)), boost) << sbyte;
+    ASSERT_EQ(fp16_bits_to_double(fp16_bits_from_double(sc)), double(sc)) << sbyte;
     for (unsigned code = 0; code < 16; ++code) {
       const double raw = std::ldexp(double(e2m1_decode(code)), -14);
-      const double prod = raw * boost;
+      const double prod = raw * double(sc);
       ASSERT_EQ(fp16_bits_to_double(fp16_bits_from_double(prod)), prod) << code << " " << sbyte;
-      ASSERT_EQ(prod * 128.0, double(e2m1_decode(code)) * double(sc));
+      ASSERT_EQ(prod * 16384.0, double(e2m1_decode(code)) * double(sc));
+      subnormal += prod != 0.0 && std::fabs(prod) < std::ldexp(1.0, -14);
     }
   }
+  EXPECT_GT(subnormal, 0);  // the claim covers fp16 subnormals: some products are
+  EXPECT_EQ(double(sm90::kAccUnscale), std::ldexp(1.0, 28));
 }
 
 TEST(Sm90Gemm, ShapeRulesAndAvailability) {
