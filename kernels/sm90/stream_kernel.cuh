@@ -183,15 +183,17 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q, 
   // load cursor: (batch, slice, panel, group in slice) and this lane's code / scale pointers
   const int64_t z0 = u0 / p.per_z;
   const int64_t r0 = u0 - z0 * p.per_z;
-  int ld_z = static_cast<int>(z0);  // units < 2^31 (config.cpp)
+  // z = (batch, K slice): kept as the two, so that moving to the next z needs no division (one in
+  // the loop cost ~25 instructions, counted in every group's code: docs/kernels.md)
+  int ld_bt = static_cast<int>(z0 / p.slices);  // units < 2^31 (config.cpp)
+  int ld_sl = static_cast<int>(z0 - int64_t(ld_bt) * p.slices);
   int ld_p = static_cast<int>(r0 / gs), ld_gl = static_cast<int>(r0 - int64_t(ld_p) * gs);
   const uint8_t *cp = nullptr, *sp = nullptr;
   int dc = 0;  // row g + 8's code offset from row g (K < 2^28: config.cpp); its scales' is dc / 8
   auto set_ptrs = [&] {
     const int row0 = min(ld_p * kStreamPanelRows + g, q.n - 1), row1 = min(ld_p * kStreamPanelRows + g + 8, q.n - 1);
-    const int bt = ld_z / p.slices;
-    const int64_t row = int64_t(bt) * q.n + row0;
-    const int grp = (ld_z - bt * p.slices) * gs + ld_gl;
+    const int64_t row = int64_t(ld_bt) * q.n + row0;
+    const int grp = ld_sl * gs + ld_gl;
     cp = q.b + row * q.kbytes + grp * 128 + 16 * c;
     sp = q.sfb + row * q.kscales + grp * 16 + 2 * c;
     dc = (row1 - row0) * static_cast<int>(q.kbytes);
@@ -205,7 +207,10 @@ __global__ void __launch_bounds__(kWarps * 32, 1) stream_kernel(const Params q, 
       ld_gl = 0;
       if (++ld_p == p.panels) {
         ld_p = 0;
-        ++ld_z;
+        if (++ld_sl == p.slices) {
+          ld_sl = 0;
+          ++ld_bt;
+        }
       }
       set_ptrs();
     }
