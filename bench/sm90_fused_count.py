@@ -21,8 +21,9 @@ loop's body counted once - so the eleven whole gaps of the twelve are averaged (
 into the back edge). Opcode classes per K block are printed too.
 --check: exit 1 unless every fused kernel has twelve or twenty-four fences, wgmmas between each
 pair, and no local memory (LDL/STL; ld.local/st.local). A wgmma the compiler serialised (ptxas
-C7510-C7515: a fence before each) shows as more fences and fails the check. --plant drops the wgmmas of each kernel's first K block
-before counting: the check must then fail (ctest sm90_fused_count_catches_a_block_without_wgmma).
+C7510-C7515: a fence before each) shows as more fences and fails the check. --plant drops the
+wgmmas of each kernel's first K block before counting: the check must then fail (ctest
+sm90_fused_count_catches_a_block_without_wgmma).
 PTX counts come before ptxas fuses and/or/shift into LOP3: an upper bound of the SASS count.
 """
 import os

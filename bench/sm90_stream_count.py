@@ -36,6 +36,8 @@ KERNEL = re.compile(r'streambench13stream_kernelILi(\d)ELi(\d+)ELi(\d+)E')
 PATH_KERNEL = re.compile(r'6stream13stream_kernelILi(\d)ELb(\d)ELi(\d+)E')  # NT, kStamps, warps
 VARIANTS = {'0': 'load', '1': '+decode', '2': '+mma'}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'scripts'))
+import sass_dump  # noqa: E402  (its ADDR_OP: one definition of a code-address operand)
 
 
 def functions(text):
@@ -67,6 +69,8 @@ def parse(lines, sass):
             if not m or not m.group(2):
                 continue
             text, addr = m.group(2).strip().rstrip(';').strip(), int(m.group(1), 16)
+            a = sass_dump.ADDR_OP.match(line)  # a printed code address (CUDA 13's form)
+            code_addr = int(a.group(2), 16) if a else None
         else:
             lm = PTX_LABEL.match(line.strip())
             if lm:
@@ -75,35 +79,32 @@ def parse(lines, sass):
             s = line.strip()
             if not s or s.startswith(('//', '.', '{', '}')) or not s.endswith(';'):
                 continue
-            text, addr = s.rstrip(';').strip(), None
+            text, addr, code_addr = s.rstrip(';').strip(), None, None
         for p in pending:
             labels[p] = len(ins)
         pending = []
         body = re.sub(r'^@!?U?P\w+\s+', '', text) if sass else re.sub(r'^@!?%p\w*\s+', '', text)
         op = body.split()[0] if body.split() else ''
-        ins.append(dict(i=len(ins), addr=addr, text=text, op=op, target=None))
+        ins.append(dict(i=len(ins), addr=addr, text=text, op=op, target=None, code_addr=code_addr))
     # branch targets as instruction indices
     by_addr = {x['addr']: x['i'] for x in ins if x['addr'] is not None}
     leaders = set(labels.values())
     for x in ins:
-        if sass and x['op'].startswith('BRA'):
-            m = re.search(r'`\((\.L_x_\d+)\)', x['text']) or re.search(r'BRA(?:\.\w+)*\s+(0x[0-9a-f]+)', x['text'])
-            if m:
-                t = m.group(1)
-                x['target'] = labels.get(t) if t.startswith('.L') else by_addr.get(int(t, 16))
-        elif not sass and x['op'].startswith('bra'):
-            m = re.search(r'(\$L__\w+)', x['text'])
-            if m:
-                x['target'] = labels.get(m.group(1))
         # A dump that prints code addresses instead of labels (CUDA 13's cuobjdump) has no label
         # lines: the addresses that BRA, BSSY, CALL and JMP name start basic blocks all the same,
         # so that both forms split the code alike (without this the address form counted 3-4
         # instructions a K block fewer at M tile 16: blocks merged across a target were judged
         # cold whole).
-        if sass and x['op'].startswith(('BRA', 'BSSY', 'CALL', 'JMP')):
-            m = re.search(r'(?:,|\s)\s*(0x[0-9a-f]+)\s*$', x['text'])
-            if m and int(m.group(1), 16) in by_addr:
-                leaders.add(by_addr[int(m.group(1), 16)])
+        at = by_addr.get(x['code_addr']) if x['code_addr'] is not None else None
+        if at is not None:
+            leaders.add(at)
+        if sass and x['op'].startswith('BRA'):
+            m = re.search(r'`\((\.L_x_\d+)\)', x['text'])
+            x['target'] = labels.get(m.group(1)) if m else at
+        elif not sass and x['op'].startswith('bra'):
+            m = re.search(r'(\$L__\w+)', x['text'])
+            if m:
+                x['target'] = labels.get(m.group(1))
     return ins, leaders
 
 
@@ -184,8 +185,6 @@ def read_dump(path):
     with open(path, 'rb') as f:
         if f.read(4) != b'\x7fELF':
             return open(path).read()
-    sys.path.insert(0, os.path.join(ROOT, 'scripts'))
-    import sass_dump
     cuobjdump = sass_dump.find_cuobjdump()
     if not cuobjdump:
         print(f'{path}: no cuobjdump to disassemble it with ($NVFP4_CUOBJDUMP, the PATH, /usr/local/cuda/bin; '
