@@ -130,8 +130,9 @@ struct Cfg {
   static constexpr int kSets = 3;
   // The leaner consumer loop (whole passes without a test per block, the next block decoded
   // without a branch; see the loop) where registers allow and it was measured faster: at M tile
-  // 256 (128 accumulators) and at two CTAs per SM (96 registers) either part makes ptxas
-  // serialise the wgmmas (C7511/C7512); at M tile 64 it was 2-5 % slower (docs/kernels.md).
+  // 256 (128 accumulators) the fenced decode makes ptxas serialise the wgmmas (C7511/C7512) and
+  // whole passes alone let it move the decode in among them; at two CTAs per SM (96 registers)
+  // whole passes alone spill; at M tile 64 it was 2-5 % slower (docs/kernels.md).
   static constexpr bool kLeanLoop = (MT == 128 || MT <= 32) && OCC == 1;
   static constexpr size_t kSmem = size_t(kFixed) + size_t(kABlocks) * kABytes;
   // setmaxnreg: warpgroup 0 and the two consumer warpgroups share the 168 x 384 registers of the
