@@ -3,14 +3,14 @@
 // for the A prepass, each unit's fill, K loop, split-K hand-over or sum, and epilogue. Streaming:
 // the A slab, the loop, the pieces its warps share, the grid barrier's wait and the final sums.
 //
-//   sm90_stamps M N K L "CONFIG" [--units U] [--seed S] [--calls N] [--per-cta FILE]
+//   sm90_stamps M N K L "CONFIG" [--units U] [--seed S] [--calls N] [--mode cold|hot] [--per-cta FILE]
 //
 // CONFIG is a configuration as --kernel-config spells it ("fused 128x128 split 2", or the
 // streaming path's --list-configs line, "stream 16x16 ctas 132 warps 16"), or "auto" for the
 // fused chooser's pick. Fresh random operands (gpumode distribution), the output poisoned and
 // checked on 4096 sampled elements against the exact reference; N calls (default 3), each after
-// an L2 flush (cold), launched directly (never a graph replay): the spans of all, the stamps of
-// the last. The fused SM clock comes from the stamps themselves (clock64 against %globaltimer per
+// an L2 flush (cold; --mode hot: no flush, so the operands the last call read stay in L2 where they
+// fit), launched directly (never a graph replay): the spans of all, the stamps of the last. The fused SM clock comes from the stamps themselves (clock64 against %globaltimer per
 // CTA); --units is the fused time line's; --per-cta FILE writes a CSV line per CTA for either.
 // Exit codes: 0 the output verified, 1 it did not, 2 bad arguments, 3 a failure on the way, 4 no
 // sm_90 GPU.
@@ -41,7 +41,7 @@ using namespace nvfp4;
 namespace {
 
 int usage(const char* why) {
-  std::fprintf(stderr, "sm90_stamps: %s\nusage: sm90_stamps M N K L \"CONFIG\"|auto [--units U] [--seed S] [--calls N] [--per-cta FILE]\n", why);
+  std::fprintf(stderr, "sm90_stamps: %s\nusage: sm90_stamps M N K L \"CONFIG\"|auto [--units U] [--seed S] [--calls N] [--mode cold|hot] [--per-cta FILE]\n", why);
   return 2;
 }
 
@@ -68,8 +68,9 @@ int64_t check_sampled(const Shape& s, DeviceTensors& dt, uint64_t seed, int64_t*
   return check.result().mismatches;
 }
 
-// One problem's buffers, a device state and a stamps buffer of `words` words; cold() runs one
-// call the same way for both kernels: C poisoned, the stamps zeroed, L2 flushed, `launch`, waited.
+// One problem's buffers, a device state and a stamps buffer of `words` words; call() runs one
+// call the same way for both kernels: C poisoned, the stamps zeroed, L2 flushed (unless hot),
+// `launch`, waited.
 struct Harness {
   Stream stream;
   DeviceTensors dt;
@@ -78,6 +79,7 @@ struct Harness {
   DeviceBuffer stamps;
   size_t words;
   L2Flusher flusher;
+  bool hot = false;
   Harness(const Shape& s, const sm90::Config& cfg, uint64_t seed, const DeviceInfo& info, size_t stamp_words)
       : ws(sm90::workspace_bytes(s, cfg)), stamps(stamp_words * sizeof(uint64_t)), words(stamp_words),
         flusher(info.l2_bytes, 0) {
@@ -85,10 +87,10 @@ struct Harness {
     generate_device(Problem{s, Dist::GpuMode, seed}, dt, stream.get());
   }
   template <class Launch>
-  void cold(const Shape& s, Launch launch) {
+  void call(const Shape& s, Launch launch) {
     poison_device(dt.c.get<uint16_t>(), s.l * s.m * s.n, stream.get());
     NVFP4_CUDA_CHECK(cudaMemsetAsync(stamps.get(), 0, words * sizeof(uint64_t), stream.get()));
-    flusher.flush(stream.get());
+    if (!hot) flusher.flush(stream.get());
     launch();
     stream.sync();
   }
@@ -101,24 +103,25 @@ struct Harness {
 };
 
 // The spans' line: each call's first CTA start to last CTA end, us.
-void print_spans(int calls, std::vector<double> spans) {
+void print_spans(int calls, bool hot, std::vector<double> spans) {
   std::sort(spans.begin(), spans.end());
-  std::printf("calls     %d cold: kernel span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
-              spans[spans.size() / 2], spans.front(), spans.back());
+  std::printf("calls     %d %s: kernel span median %.2f us (%.2f-%.2f); the last call's stamps:\n", calls,
+              hot ? "hot (no L2 flush)" : "cold", spans[spans.size() / 2], spans.front(), spans.back());
 }
 
 // The streaming path's time line (StreamStampLayout): its phases per CTA and when the grid's
 // CTAs reach each boundary, for the last of `calls` cold calls.
-int run_stream(const Shape& s, const sm90::Config& cfg, int calls, uint64_t seed, const DeviceInfo& info,
+int run_stream(const Shape& s, const sm90::Config& cfg, int calls, bool hot, uint64_t seed, const DeviceInfo& info,
                const std::string& per_cta) {
   if (const std::string e = sm90::stream_shape_error(s, cfg.stream); !e.empty()) return usage(("CONFIG: " + e).c_str());
   const int ctas = cfg.stream.ctas;
   Harness h(s, cfg, seed, info, sm90::StreamStampLayout::words(ctas));
+  h.hot = hot;
   h.dev.stream_stamps = {h.stamps.get<uint64_t>(), ctas, 0};
   sm90::StreamStampSummary sum;  // the last call's
   std::vector<double> spans;
   for (int call = 0; call < calls; ++call) {
-    h.cold(s, [&] { sm90::launch_stream(s, h.dt.view(), cfg.stream, h.ws.get(), h.stream.get(), h.dev); });
+    h.call(s, [&] { sm90::launch_stream(s, h.dt.view(), cfg.stream, h.ws.get(), h.stream.get(), h.dev); });
     sum = sm90::summarize_stream_stamps(h.read(h.words), ctas);
     spans.push_back(sum.span_ns / 1e3);
   }
@@ -128,7 +131,7 @@ int run_stream(const Shape& s, const sm90::Config& cfg, int calls, uint64_t seed
               (long long)s.l, sm90::describe(cfg).c_str(), h.dev.stream_stamps.grid);
   std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED", (long long)checked,
               (long long)bad);
-  print_spans(calls, spans);
+  print_spans(calls, h.hot, spans);
   std::printf("%s", sm90::format_stream_stamps(sum).c_str());
   if (!per_cta.empty()) write_new_file(per_cta, sm90::format_stream_stamps_per_cta(sum));
   return bad ? 1 : 0;
@@ -145,7 +148,8 @@ int main(int argc, char** argv) try {
   s.l = std::atoll(argv[4]);
   const std::string spelling = argv[5];
   int units = 64;
-  int calls = 3;  // --calls N: cold calls; the last one's stamps are summarized, every one's span
+  int calls = 3;  // --calls N: the last one's stamps are summarized, every one's span
+  bool hot = false;  // --mode hot: no L2 flush before a call
   uint64_t seed = 0;
   std::string per_cta;  // --per-cta FILE: one CSV line per CTA (format_stamps_per_cta, format_stream_stamps_per_cta)
   for (int i = 6; i + 1 < argc; i += 2) {
@@ -154,6 +158,9 @@ int main(int argc, char** argv) try {
     else if (a == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--per-cta") per_cta = argv[i + 1];
     else if (a == "--calls") calls = std::atoi(argv[i + 1]);
+    else if (a == "--mode" && (std::string(argv[i + 1]) == "cold" || std::string(argv[i + 1]) == "hot"))
+      hot = std::string(argv[i + 1]) == "hot";
+    else if (a == "--mode") return usage(("--mode is cold or hot, not " + std::string(argv[i + 1])).c_str());
     else return usage(("unknown option " + a).c_str());
   }
   if (units < 1) return usage("--units must be at least 1");
@@ -177,17 +184,18 @@ int main(int argc, char** argv) try {
     return usage(("CONFIG: " + e).c_str());
   }
   cfg = sm90::normalize(s, cfg);
-  if (cfg.path == sm90::Path::Stream) return run_stream(s, cfg, calls, seed, info, per_cta);
+  if (cfg.path == sm90::Path::Stream) return run_stream(s, cfg, calls, hot, seed, info, per_cta);
   if (cfg.path != sm90::Path::Fused)
     return usage("CONFIG: a fused or a stream configuration (the time lines are those two kernels')");
 
   const int ctas = 2 * info.sm_count > cfg.fused.workers ? 2 * info.sm_count : cfg.fused.workers;
   Harness h(s, cfg, seed, info, sm90::StampLayout::words(ctas, units));
+  h.hot = hot;
   h.dev.fused_stamps = {h.stamps.get<uint64_t>(), ctas, units, 0};
   std::vector<uint64_t> host;
   std::vector<double> spans;
   for (int call = 0; call < calls; ++call) {
-    h.cold(s, [&] { sm90::launch_fused(s, h.dt.view(), cfg.fused, h.ws.get(), h.stream.get(), h.dev); });
+    h.call(s, [&] { sm90::launch_fused(s, h.dt.view(), cfg.fused, h.ws.get(), h.stream.get(), h.dev); });
     host = h.read(sm90::StampLayout::words(h.dev.fused_stamps.grid, units));
     spans.push_back(sm90::summarize_stamps(host, h.dev.fused_stamps.grid, units).span_ns / 1e3);
   }
@@ -214,7 +222,7 @@ int main(int argc, char** argv) try {
               clock);
   std::printf("verify    %s (%lld sampled elements, %lld wrong)\n", bad ? "FAILED" : "PASSED",
               (long long)checked, (long long)bad);
-  print_spans(calls, spans);
+  print_spans(calls, h.hot, spans);
   std::printf("%s", sm90::format_stamps(sum, clock).c_str());
   if (!per_cta.empty()) write_new_file(per_cta, sm90::format_stamps_per_cta(sum));
   return bad ? 1 : 0;
