@@ -22,6 +22,10 @@
 #             --list-configs line where M > 16): the data the threshold is set from (spots.txt)
 #   stamps    the path's time line at the shipped M = 16 shapes (bench/sm90_stamps: per CTA the A
 #             slab, the loop, the shared pieces, the grid barrier's wait, the final sums; stamps/)
+#   hotcold   (not in the default list, ~3 minutes) the same time line and the path's median beside
+#             f16-predeq's (pinned, --min-time 0.2 --max-time 0.4), each cold and hot (no L2 flush), at
+#             the shipped M = 16 shapes: how much of each phase is the first touch of DRAM (hotcold.txt,
+#             hotcold/)
 #   sweeps    (not in the default list: a second call, ~5-8 minutes) both shipped sweeps
 #             (configs/gpumode-nvfp4-gemm.json, configs/llm-layers.json) with --peers
 #             dequant-f16,f16-predeq, cold, the tool's own picks (the streaming path where heuristics.hpp's stream_chosen holds)
@@ -232,6 +236,53 @@ step_stamps() {
     say "  stamps ${m}x${n}x${k}: rc=$rc $(grep -E '^(span|A slab|loop |grid barrier|final sums)' "$R/stamps/${m}x${n}x${k}.txt" | tr -s ' ' | tr '\n' ';')"
   done < <(shipped_m16)
   say "stamps: $([[ $bad == 0 ]] && echo PASS || echo "FAIL ($bad shapes)")"
+}
+
+# The time line and the medians with the L2 flushed before each call and without (sm90_stamps
+# --mode, the tool's --mode): the phases' part that is DRAM's first touch, against cuBLAS's.
+step_hotcold() {
+  mkdir -p "$R/hotcold"
+  local m n k l md cfg f
+  while read -r m n k l; do
+    (( $(left) > 20 )) || { say "hotcold: stopped at the budget"; break; }
+    cfg=$(stream_cfg $m $n $k $l)
+    for md in cold hot; do
+      f="$R/hotcold/${m}x${n}x${k}-$md"
+      timeout 60 build-sm90/sm90_stamps $m $n $k $l "$cfg" --calls 5 --mode $md > "$f-stamps.txt" 2>&1
+      run "$f" --kernel sm90 --kernel-config "$cfg" --m $m --n $n --k $k --l $l --peers f16-predeq --mode $md \
+        --min-time 0.2 --max-time 0.4 > /dev/null
+    done
+  done < <(shipped_m16)
+  "$PY" - "$R/hotcold" <<'PYEOF' | tee "$R/hotcold.txt" | tee -a "$S"
+import glob, json, os, re, sys
+d = sys.argv[1]
+def phases(p):
+    out = {}
+    for line in open(p) if os.path.exists(p) else []:
+        m = re.match(r"(span|A slab|loop|shared pieces|grid barrier wait|final sums)\s+([0-9.]+)", line)
+        if m: out[m.group(1)] = float(m.group(2))
+    return out
+def medians(p):
+    try:
+        c = json.load(open(p))["cases"][0]
+    except Exception:
+        return float("nan"), float("nan"), "missing"
+    k = c["kernel_timing"]["stats"]["median_us"] if c.get("kernel_timing", {}).get("ran") else float("nan")
+    q = [x["stats"]["median_us"] for x in c.get("peers", []) if x.get("name") == "f16-predeq" and x.get("ran")]
+    return k, (q[0] if q else float("nan")), c.get("disposition", "?")
+print("the path pinned, cold / hot (no L2 flush): the tool's medians (us) and the time line's medians per CTA (us)")
+print("| shape | path | f16-predeq | span | A slab | loop | grid barrier wait | final sums | verified |")
+print("|---|---|---|---|---|---|---|---|---|")
+shapes = sorted({os.path.basename(f).rsplit("-", 1)[0] for f in glob.glob(d + "/*-cold.json")},
+                key=lambda s: [int(x) for x in s.split("x")])
+for s in shapes:
+    c, h = medians(f"{d}/{s}-cold.json"), medians(f"{d}/{s}-hot.json")
+    pc, ph = phases(f"{d}/{s}-cold-stamps.txt"), phases(f"{d}/{s}-hot-stamps.txt")
+    two = lambda a, b: f"{a:.2f} / {b:.2f}"
+    ph2 = lambda k: two(pc.get(k, float("nan")), ph.get(k, float("nan")))
+    print(f"| {s} | {two(c[0], h[0])} | {two(c[1], h[1])} | {ph2('span')} | {ph2('A slab')} | {ph2('loop')} | "
+          f"{ph2('grid barrier wait')} | {ph2('final sums')} | {c[2]} / {h[2]} |")
+PYEOF
 }
 
 step_sweeps() {
