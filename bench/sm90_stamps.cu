@@ -9,9 +9,10 @@
 // streaming path's --list-configs line, "stream 16x16 ctas 132 warps 16"), or "auto" for the
 // fused chooser's pick. Fresh random operands (gpumode distribution), the output poisoned and
 // checked on 4096 sampled elements against the exact reference; N calls (default 3), each after
-// an L2 flush (cold; --mode hot: no flush, so the operands the last call read stay in L2 where they
-// fit), launched directly (never a graph replay): the spans of all, the stamps of the last. The fused SM clock comes from the stamps themselves (clock64 against %globaltimer per
-// CTA); --units is the fused time line's; --per-cta FILE writes a CSV line per CTA for either.
+// an L2 flush (cold; --mode hot: no flush, so the operands the last call read stay in L2 where
+// they fit), launched directly (never a graph replay): the spans of all, the stamps of the last.
+// The fused SM clock comes from the stamps themselves (clock64 against %globaltimer per CTA);
+// --units is the fused time line's; --per-cta FILE writes a CSV line per CTA for either.
 // Exit codes: 0 the output verified, 1 it did not, 2 bad arguments, 3 a failure on the way, 4 no
 // sm_90 GPU.
 #include <cuda_runtime.h>
@@ -110,7 +111,7 @@ void print_spans(int calls, bool hot, std::vector<double> spans) {
 }
 
 // The streaming path's time line (StreamStampLayout): its phases per CTA and when the grid's
-// CTAs reach each boundary, for the last of `calls` cold calls.
+// CTAs reach each boundary, for the last of `calls` calls.
 int run_stream(const Shape& s, const sm90::Config& cfg, int calls, bool hot, uint64_t seed, const DeviceInfo& info,
                const std::string& per_cta) {
   if (const std::string e = sm90::stream_shape_error(s, cfg.stream); !e.empty()) return usage(("CONFIG: " + e).c_str());
