@@ -80,10 +80,10 @@ struct Harness {
   DeviceBuffer stamps;
   size_t words;
   L2Flusher flusher;
-  bool hot = false;
-  Harness(const Shape& s, const sm90::Config& cfg, uint64_t seed, const DeviceInfo& info, size_t stamp_words)
+  bool hot;
+  Harness(const Shape& s, const sm90::Config& cfg, uint64_t seed, const DeviceInfo& info, size_t stamp_words, bool hot_)
       : ws(sm90::workspace_bytes(s, cfg)), stamps(stamp_words * sizeof(uint64_t)), words(stamp_words),
-        flusher(info.l2_bytes, 0) {
+        flusher(info.l2_bytes, 0), hot(hot_) {
     dt.allocate(s);
     generate_device(Problem{s, Dist::GpuMode, seed}, dt, stream.get());
   }
@@ -116,8 +116,7 @@ int run_stream(const Shape& s, const sm90::Config& cfg, int calls, bool hot, uin
                const std::string& per_cta) {
   if (const std::string e = sm90::stream_shape_error(s, cfg.stream); !e.empty()) return usage(("CONFIG: " + e).c_str());
   const int ctas = cfg.stream.ctas;
-  Harness h(s, cfg, seed, info, sm90::StreamStampLayout::words(ctas));
-  h.hot = hot;
+  Harness h(s, cfg, seed, info, sm90::StreamStampLayout::words(ctas), hot);
   h.dev.stream_stamps = {h.stamps.get<uint64_t>(), ctas, 0};
   sm90::StreamStampSummary sum;  // the last call's
   std::vector<double> spans;
@@ -159,10 +158,11 @@ int main(int argc, char** argv) try {
     else if (a == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--per-cta") per_cta = argv[i + 1];
     else if (a == "--calls") calls = std::atoi(argv[i + 1]);
-    else if (a == "--mode" && (std::string(argv[i + 1]) == "cold" || std::string(argv[i + 1]) == "hot"))
-      hot = std::string(argv[i + 1]) == "hot";
-    else if (a == "--mode") return usage(("--mode is cold or hot, not " + std::string(argv[i + 1])).c_str());
-    else return usage(("unknown option " + a).c_str());
+    else if (a == "--mode") {
+      const std::string v = argv[i + 1];
+      if (v != "cold" && v != "hot") return usage(("--mode is cold or hot, not " + v).c_str());
+      hot = v == "hot";
+    } else return usage(("unknown option " + a).c_str());
   }
   if (units < 1) return usage("--units must be at least 1");
   if (calls < 1 || calls > 1000) return usage("--calls must be 1 to 1000");
@@ -190,8 +190,7 @@ int main(int argc, char** argv) try {
     return usage("CONFIG: a fused or a stream configuration (the time lines are those two kernels')");
 
   const int ctas = 2 * info.sm_count > cfg.fused.workers ? 2 * info.sm_count : cfg.fused.workers;
-  Harness h(s, cfg, seed, info, sm90::StampLayout::words(ctas, units));
-  h.hot = hot;
+  Harness h(s, cfg, seed, info, sm90::StampLayout::words(ctas, units), hot);
   h.dev.fused_stamps = {h.stamps.get<uint64_t>(), ctas, units, 0};
   std::vector<uint64_t> host;
   std::vector<double> spans;
