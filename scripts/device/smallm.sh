@@ -223,6 +223,12 @@ step_spots() {
     tee "$R/spots.txt" | tee -a "$S"
 }
 
+# One time line of the path pinned (bench/sm90_stamps: exit 0 only where the output verified):
+# stamps FILE M N K L MODE.
+stamps() {
+  timeout 60 build-sm90/sm90_stamps $2 $3 $4 $5 "$(stream_cfg $2 $3 $4 $5)" --calls 5 --mode $6 > "$1" 2>&1
+}
+
 # The path's time line (bench/sm90_stamps.cu, docs/kernels.md "Stamps") at the shipped M = 16
 # shapes: per CTA phase (A slab, loop, shared pieces, grid barrier wait, final sums), cold.
 step_stamps() {
@@ -230,7 +236,7 @@ step_stamps() {
   local m n k l rc bad=0
   while read -r m n k l; do
     (( $(left) > 15 )) || { say "stamps: stopped at the budget"; bad=$((bad + 1)); break; }
-    timeout 60 build-sm90/sm90_stamps $m $n $k $l "$(stream_cfg $m $n $k $l)" --calls 5 > "$R/stamps/${m}x${n}x${k}.txt" 2>&1
+    stamps "$R/stamps/${m}x${n}x${k}.txt" $m $n $k $l cold
     rc=$?
     [[ $rc == 0 ]] || bad=$((bad + 1))
     say "  stamps ${m}x${n}x${k}: rc=$rc $(grep -E '^(span|A slab|loop |grid barrier|final sums)' "$R/stamps/${m}x${n}x${k}.txt" | tr -s ' ' | tr '\n' ';')"
@@ -242,15 +248,17 @@ step_stamps() {
 # --mode, the tool's --mode): the phases' part that is DRAM's first touch, against cuBLAS's.
 step_hotcold() {
   mkdir -p "$R/hotcold"
-  local m n k l md cfg f
+  local m n k l md f rc bad=0
   while read -r m n k l; do
-    (( $(left) > 20 )) || { say "hotcold: stopped at the budget"; break; }
-    cfg=$(stream_cfg $m $n $k $l)
+    (( $(left) > 20 )) || { say "hotcold: stopped at the budget"; bad=$((bad + 1)); break; }
     for md in cold hot; do
       f="$R/hotcold/${m}x${n}x${k}-$md"
-      timeout 60 build-sm90/sm90_stamps $m $n $k $l "$cfg" --calls 5 --mode $md > "$f-stamps.txt" 2>&1
-      run "$f" --kernel sm90 --kernel-config "$cfg" --m $m --n $n --k $k --l $l --peers f16-predeq --mode $md \
-        --min-time 0.2 --max-time 0.4 > /dev/null
+      stamps "$f-stamps.txt" $m $n $k $l $md
+      rc=$?
+      [[ $rc == 0 ]] || { bad=$((bad + 1)); say "  hotcold ${m}x${n}x${k} $md: sm90_stamps rc=$rc"; }
+      rc=$(run "$f" --kernel sm90 --kernel-config "$(stream_cfg $m $n $k $l)" --m $m --n $n --k $k --l $l \
+        --peers f16-predeq --mode $md --min-time 0.2 --max-time 0.4)
+      [[ $rc == 0 ]] || { bad=$((bad + 1)); say "  hotcold ${m}x${n}x${k} $md: nvfp4bench rc=$rc"; }
     done
   done < <(shipped_m16)
   "$PY" - "$R/hotcold" <<'PYEOF' | tee "$R/hotcold.txt" | tee -a "$S"
@@ -283,6 +291,7 @@ for s in shapes:
     print(f"| {s} | {two(c[0], h[0])} | {two(c[1], h[1])} | {ph2('span')} | {ph2('A slab')} | {ph2('loop')} | "
           f"{ph2('grid barrier wait')} | {ph2('final sums')} | {c[2]} / {h[2]} |")
 PYEOF
+  say "hotcold: $([[ $bad == 0 ]] && echo PASS || echo "FAIL ($bad runs)")"
 }
 
 step_sweeps() {
