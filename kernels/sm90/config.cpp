@@ -11,6 +11,7 @@
 #include "kernels/sm90/stream_k.hpp"
 #include "kernels/sm90/stream_plan.hpp"
 #include "src/core/arith.hpp"
+#include "src/core/error.hpp"
 
 namespace nvfp4::sm90 {
 bool fused_tile_built(int m_tile) {
@@ -36,6 +37,27 @@ FusedLayout fused_layout(const Shape& s, const FusedConfig& c) {
   w.partial = size_t(w.tiles) * size_t(w.slots) * size_t(kFusedRowsN) * size_t(c.m_tile) * 4;
   w.counters = w.slots > 0 ? size_t(w.tiles) * 4 : 0;
   w.total = round_up(w.a16, 256) + round_up(w.partial, 256) + round_up(w.counters, 256);
+  return w;
+}
+
+FusedWalk fused_walk(const Shape& s, const FusedConfig& c, int sm_count) {
+  const FusedLayout l = fused_layout(s, c);
+  FusedWalk w;
+  w.tiles_m = l.tiles_m;
+  w.tiles_n = l.tiles_n;
+  w.nk = static_cast<int>(s.k / kGranuleK);
+  w.split = c.split;
+  const int64_t units = int64_t(l.tiles) * c.split;
+  if (units > std::numeric_limits<int32_t>::max() / 2)
+    throw usage_error("sm90: too many fused work units for this shape");
+  w.units = static_cast<int>(units);
+  w.nq = static_cast<int>((w.nk + kFusedBStageKb - 1) / kFusedBStageKb);
+  w.workers = c.workers;
+  w.wq = int64_t(l.tiles) * w.nq;
+  if (c.workers > 0 && w.wq < c.workers)
+    throw usage_error(fmt::format("sm90: stream-k {} needs at least as many K quads as workers ({} here)",
+                                  c.workers, w.wq));
+  w.grid = c.workers > 0 ? c.workers : static_cast<int>(std::min<int64_t>(units, int64_t(c.per_sm) * sm_count));
   return w;
 }
 

@@ -96,6 +96,22 @@ struct FusedLayout {
 };
 FusedLayout fused_layout(const Shape& s, const FusedConfig& c);
 
+// What the fused kernel's CTAs walk (walk.hpp's UnitWalk reads these fields by name), made here
+// once for the launcher (fused.cu) and for the host test that walks every CTA
+// (sm90_config_test). Throws usage_error where the shape's units do not fit an int or stream-K
+// has fewer K quads than workers.
+struct FusedWalk {
+  int tiles_m = 0, tiles_n = 0;
+  int nk = 0;       // K / 64
+  int split = 1;    // split-K: K splits per tile (1 with stream-K)
+  int units = 0;    // split-K: l * tiles_m * tiles_n * split
+  int workers = 0;  // > 0: stream-K over this many CTAs (the grid; stream_k.hpp)
+  int nq = 0;       // K quads (kFusedBStageKb K blocks) per tile
+  int64_t wq = 0;   // stream-K: quads of all tiles, l * tiles_m * tiles_n * nq
+  int grid = 0;     // CTAs launched: the workers, else per_sm x SMs at most
+};
+FusedWalk fused_walk(const Shape& s, const FusedConfig& c, int sm_count);
+
 // The fp16 mainloop's own workspace (split-K partials and counters; 0 without split-K).
 size_t mainloop_workspace_bytes(const Shape& s, const TwoPhaseConfig& c);
 // Two-phase workspace: [fp16 A, L*M*K][fp16 B, L*N*K][the mainloop's], 256-byte aligned parts.

@@ -4,7 +4,6 @@
 #include <cuda_fp16.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -93,24 +92,19 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   p.m = static_cast<int>(s.m);
   p.n = static_cast<int>(s.n);
   p.l = static_cast<int>(s.l);
-  p.nk = static_cast<int>(s.k / kGranuleK);
   if (s.k / 2 > std::numeric_limits<int32_t>::max()) throw usage_error("sm90: K too large for the fused path");
+  const FusedWalk walk = fused_walk(s, c, dev.sm_count());
+  p.nk = walk.nk;
   p.kblocks = static_cast<int>(s.k / 16);
   p.tiles128 = w.tiles128;
   p.tiles_m = w.tiles_m;
   p.tiles_n = w.tiles_n;
-  p.split = c.split;
   p.slots = w.slots;
-  const int64_t units = int64_t(w.tiles) * c.split;
-  if (units > std::numeric_limits<int32_t>::max() / 2)
-    throw usage_error("sm90: too many fused work units for this shape");
-  p.units = static_cast<int>(units);
-  p.nq = static_cast<int>((p.nk + kFusedBStageKb - 1) / kFusedBStageKb);
-  p.workers = c.workers;
-  p.wq = int64_t(w.tiles) * p.nq;
-  if (c.workers > 0 && p.wq < c.workers)
-    throw usage_error(fmt::format("sm90: stream-k {} needs at least as many K quads as workers ({} here)",
-                                  c.workers, p.wq));
+  p.split = walk.split;
+  p.units = walk.units;
+  p.nq = walk.nq;
+  p.workers = walk.workers;
+  p.wq = walk.wq;
   p.tma_store = s.n % 8 == 0 ? 1 : 0;  // C is 16-byte aligned (launch() checks)
   // Scales by TMA: the map's row pitch (K / 16 bytes) and base must be 16-byte multiples.
   p.scale_tma = (reinterpret_cast<uintptr_t>(ops.sfb) % 16 == 0 && p.kblocks % 16 == 0) ? 1 : 0;
@@ -145,9 +139,7 @@ void launch_fused(const Shape& s, const Operands& ops, const FusedConfig& c, voi
   pp.ncounters = p.counters != nullptr ? w.tiles : 0;
   pp.live_rows = (s.m + c.m_tile - 1) / c.m_tile * c.m_tile;  // the rows an M tile reads
   launch_prepass(pp, stream);
-  // Persistent: per_sm CTAs per SM at most (split-K), or one per stream-K worker (per_sm x SMs).
-  const int grid = c.workers > 0 ? c.workers
-                                 : static_cast<int>(std::min<int64_t>(units, int64_t(c.per_sm) * dev.sm_count()));
+  const int grid = walk.grid;  // persistent: per_sm CTAs per SM at most, or one per stream-K worker
   if (dev.fused_stamps.words != nullptr) {  // the time line, for diagnosis (stamps.hpp)
     if (grid > dev.fused_stamps.ctas)
       throw usage_error(fmt::format("sm90: the stamps have room for {} CTAs, this launch has {}",

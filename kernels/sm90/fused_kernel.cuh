@@ -8,9 +8,9 @@
 // 128-byte swizzled, as the SW128 descriptor wants them).
 //
 // CTA: 384 threads = 3 warpgroups, one CTA per SM (or two at M tile 16: Cfg's OCC), persistent over work units (batch, M tile,
-// 128-row N tile, K split), the grouped raster of schedule.cuh with bands of 8 M tiles - or, with
+// 128-row N tile, K split), the grouped raster of walk.hpp with bands of 8 M tiles - or, with
 // stream-K (stream_k.hpp), one CTA per worker over its equal share of all tiles' K, cut at tile
-// boundaries into pieces reduced like K splits (UnitWalk, schedule.cuh). Two rings
+// boundaries into pieces reduced like K splits (UnitWalk, walk.hpp). Two rings
 // in shared memory, each with full/empty mbarriers:
 //   * the A ring, two 64-wide K blocks per stage: warp 0 lane 0 bulk-copies each block's fp16 A
 //     slab (MT x 128 bytes) after waiting for the prepass (griddepcontrol.wait). 12, 6 or 4
@@ -196,8 +196,8 @@ __global__ void __launch_bounds__(kThreads, OCC)
       p.stamps.a_ready();
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      UnitWalk walk(p);
-      for (WorkUnit x; walk.next(p, x);) {
+      UnitWalk walk(p, blockIdx.x);
+      for (WorkUnit x; walk.next(p, x, blockIdx.x, gridDim.x);) {
         // The unit's first K block of its first prepass tile (MT >= 128: MT / 128 tiles, nk
         // blocks apart; below 128 a row slice of one tile), then one tile block per K block.
         const int64_t tile0 = MT >= 128 ? int64_t(x.batch) * p.tiles128 + x.tm * (MT / 128)
@@ -247,8 +247,8 @@ __global__ void __launch_bounds__(kThreads, OCC)
       }
       int stage = 0, q = 0;
       uint32_t phase = 0;
-      UnitWalk walk(p);
-      for (WorkUnit x; walk.next(p, x);) {
+      UnitWalk walk(p, blockIdx.x);
+      for (WorkUnit x; walk.next(p, x, blockIdx.x, gridDim.x);) {
         const int n0 = x.tn * kFusedRowsN;
         for (int kb = x.kb0; kb < x.kb1; kb += kFusedBStageKb) {
           if (q >= SB) {
@@ -362,8 +362,8 @@ __global__ void __launch_bounds__(kThreads, OCC)
     // The time line: thread ct 0 records unit `rec` (stamps.cuh); the others hold INT32_MAX, past
     // any room, and record nothing.
     int rec = ct == 0 ? -1 : INT32_MAX;
-    UnitWalk walk(p);
-    for (WorkUnit x; walk.next(p, x);) {
+    UnitWalk walk(p, blockIdx.x);
+    for (WorkUnit x; walk.next(p, x, blockIdx.x, gridDim.x);) {
       if (ct == 0) ++rec;
       const int nkb = x.kb1 - x.kb0;
       p.stamps.unit_begin(rec, x);

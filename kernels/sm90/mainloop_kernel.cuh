@@ -6,7 +6,7 @@
 //
 // Design (standard Hopper practice, written for this project):
 //   * persistent CTAs (grid <= #SMs) walking work units (output tile x K split) in the grouped
-//     order of schedule.cuh (group tile-rows at a time) so CTAs running together share A/B
+//     order of walk.hpp (group tile-rows at a time) so CTAs running together share A/B
 //     panels in L2;
 //   * tile BM x BN: 128 x (16 to 256 in steps of 16), or 256 x 128. Narrow N steps let the tile
 //     count match the SM count (N = 576 is four 144-wide tiles, not 2.25 of 256 or 4.5 of 128);

@@ -1,10 +1,5 @@
-// The persistent schedule and the split-K reduction of both sm90 paths (one definition each),
-// and the fused path's walk over a CTA's units (split-K or stream-K).
-//
-// Persistent CTAs walk work units u = blockIdx.x, += gridDim.x. A unit is one K split of one
-// output tile; units are tile-major (the splits of a tile adjacent), and within a batch the tiles
-// go in bands of `group` tile-rows, M fastest inside a band, so CTAs running together share A
-// and B panels in L2.
+// The split-K reduction of both sm90 paths (one definition): the last arriver of a tile sums its
+// pieces in split order. The units it reduces, and the order CTAs walk them in, are walk.hpp's.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,49 +9,11 @@
 
 #include "kernels/sm90/config.hpp"
 #include "kernels/sm90/ptx.cuh"
-#include "kernels/sm90/stream_k.hpp"
+#include "kernels/sm90/walk.hpp"
 
 namespace nvfp4::sm90 {
 
 constexpr int kConsumerThreads = 256;  // two consumer warpgroups, both paths
-
-struct WorkUnit {
-  int order;     // u / splits: the tile's place in the schedule, unique per tile
-  int batch, tm, tn;
-  int split;     // which of the tile's `splits` pieces this is
-  int splits;
-  int kb0, kb1;  // K blocks [kb0, kb1)
-};
-
-// The tile in place `order` of the schedule (batch, then bands of `group` tile-rows, M fastest
-// inside a band); split and K range left to the caller.
-__device__ __forceinline__ WorkUnit tile_unit(int order, int tiles_m, int tiles_n, int group) {
-  WorkUnit x;
-  x.order = order;
-  const int per_batch = tiles_m * tiles_n;
-  x.batch = x.order / per_batch;
-  const int r = x.order - x.batch * per_batch;
-  const int band = r / (group * tiles_n), within = r - band * (group * tiles_n);
-  const int first = band * group;
-  const int gm = min(group, tiles_m - first);
-  x.tm = first + within % gm;
-  x.tn = within / gm;
-  x.split = 0;
-  x.splits = 1;
-  x.kb0 = x.kb1 = 0;
-  return x;
-}
-
-__device__ __forceinline__ WorkUnit work_unit(int u, int tiles_m, int tiles_n, int splits, int group,
-                                              int nk) {
-  WorkUnit x = tile_unit(u / splits, tiles_m, tiles_n, group);
-  x.split = u - x.order * splits;
-  x.splits = splits;
-  // balanced K ranges: split s gets K blocks [s*nk/S, (s+1)*nk/S), never empty (S <= nk)
-  x.kb0 = static_cast<int>((static_cast<long long>(x.split) * nk) / splits);
-  x.kb1 = static_cast<int>((static_cast<long long>(x.split + 1) * nk) / splits);
-  return x;
-}
 
 // How the last arriver tells the other consumer threads (step 2 of reduce_split_k). Each
 // kernel keeps the one measured best for it, both racecheck-clean on an H200 (docs/kernels.md,
@@ -161,36 +118,5 @@ __device__ __forceinline__ bool reduce_split_k(Acc&& acc, float* tile_ws, int sp
   sum_partials<R>(acc, tile_ws, splits, ct);
   return true;
 }
-
-// The fused path's walk over one CTA's work: split-K units u = blockIdx.x, += gridDim.x, or its
-// stream-K range (stream_k.hpp) cut at tile boundaries into pieces, a piece being a unit whose
-// split is its index among the tile's pieces. All three roles of the CTA (A producer, B
-// producer, consumers) walk the same. P: the kernel's parameters (units, tiles_m, tiles_n, split,
-// nk; stream-K: workers > 0, wq, nq), read where used, not held across the K loop.
-struct UnitWalk {
-  int64_t pos, end;  // split-K: the next unit and p.units; stream-K: the next quad and the range's end
-  template <class P>
-  __device__ __forceinline__ explicit UnitWalk(const P& p) {
-    pos = p.workers > 0 ? stream_k_start(blockIdx.x, p.wq, p.workers) : int64_t(blockIdx.x);
-    end = p.workers > 0 ? stream_k_start(blockIdx.x + 1, p.wq, p.workers) : int64_t(p.units);
-  }
-  template <class P>
-  __device__ __forceinline__ bool next(const P& p, WorkUnit& x) {
-    if (pos >= end) return false;
-    if (p.workers == 0) {
-      x = work_unit(static_cast<int>(pos), p.tiles_m, p.tiles_n, p.split, kFusedGroup, p.nk);
-      pos += gridDim.x;
-      return true;
-    }
-    const StreamKSegment g = stream_k_segment(pos, end, blockIdx.x, p.wq, p.workers, p.nq);
-    x = tile_unit(static_cast<int>(g.tile), p.tiles_m, p.tiles_n, kFusedGroup);
-    x.split = g.seg;
-    x.splits = g.nseg;
-    x.kb0 = g.q0 * kFusedBStageKb;
-    x.kb1 = min(p.nk, g.q1 * kFusedBStageKb);
-    pos += g.q1 - g.q0;
-    return true;
-  }
-};
 
 }  // namespace nvfp4::sm90

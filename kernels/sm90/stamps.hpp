@@ -27,7 +27,7 @@ struct StampLayout {
   static constexpr int kUnits = 5;       // units the CTA ran (recorded or not)
   static constexpr int kSm = 6;          // %smid
   // unit words
-  static constexpr int kOrder = 0;       // the tile's order (schedule.cuh WorkUnit::order)
+  static constexpr int kOrder = 0;       // the tile's order (walk.hpp WorkUnit::order)
   static constexpr int kBlocks = 1;      // kb0 | kb1 << 32: the unit's K blocks [kb0, kb1)
   static constexpr int kSplit = 2;       // split | splits << 32 | stored << 63 (this unit wrote C)
   static constexpr int kBeginClk = 3;    // the unit's start (consumers)

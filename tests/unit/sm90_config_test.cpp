@@ -3,6 +3,7 @@
 // set_configuration; bad spellings and configurations a shape does not allow are refused with
 // the reason; and the chooser still picks what it picked before kernels/sm90 was reorganised.
 // No GPU needed (132 SMs assumed without one).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "kernels/sm90/heuristics.hpp"
 #include "kernels/sm90/launch_graphs.hpp"
 #include "kernels/sm90/stream_k.hpp"
+#include "kernels/sm90/walk.hpp"
 #include "src/registry/registry.hpp"
 
 using namespace nvfp4;
@@ -414,4 +416,122 @@ TEST(Sm90Config, LaunchGraphsNeverRetryARefusedCall) {
   g.add(b, 1);
   EXPECT_EQ(g.size(), 1u);
   EXPECT_FALSE(g.should_build(a));
+}
+
+namespace {
+
+// Walks every CTA of the fused kernel's grid on the host with the kernel's own walk (walk.hpp's
+// UnitWalk over config.cpp's fused_walk, what fused.cu launches) and checks what the kernel
+// relies on: every K block of every output tile computed exactly once; a tile's `order` (its
+// counter and partials index) one per tile, below the tile count; its pieces numbered 0..S-1,
+// each once, in K order, all agreeing on S, and S within the workspace's partial slots wherever
+// S > 1; stream-K pieces starting on a B-ring stage. Returns the first broken rule, or "".
+std::string walk_error(const Shape& s, const sm90::FusedConfig& c, int sms) {
+  const sm90::FusedWalk p = sm90::fused_walk(s, c, sms);
+  const sm90::FusedLayout lay = sm90::fused_layout(s, c);
+  const int64_t tiles = s.l * int64_t(p.tiles_m) * p.tiles_n;
+  if (tiles != lay.tiles) return "tile count differs from the layout's";
+  std::vector<int> covered(size_t(tiles) * size_t(p.nk), 0);
+  std::vector<int64_t> order_tile(size_t(tiles), -1);
+  struct Piece {
+    int kb0, split, splits;
+  };
+  std::vector<std::vector<Piece>> pieces{size_t(tiles)};
+  for (int cta = 0; cta < p.grid; ++cta) {
+    sm90::UnitWalk walk(p, unsigned(cta));
+    for (sm90::WorkUnit x; walk.next(p, x, unsigned(cta), unsigned(p.grid));) {
+      if (x.batch < 0 || x.batch >= s.l || x.tm < 0 || x.tm >= p.tiles_m || x.tn < 0 || x.tn >= p.tiles_n)
+        return fmt::format("CTA {}: tile ({}, {}, {}) outside the grid of tiles", cta, x.batch, x.tm, x.tn);
+      if (x.kb0 < 0 || x.kb0 >= x.kb1 || x.kb1 > p.nk)
+        return fmt::format("CTA {}: K blocks [{}, {}) of {}", cta, x.kb0, x.kb1, p.nk);
+      if (p.workers > 0 && x.kb0 % sm90::kFusedBStageKb != 0)
+        return fmt::format("CTA {}: stream-K piece starts at K block {}, inside a B stage", cta, x.kb0);
+      const int64_t t = (int64_t(x.batch) * p.tiles_m + x.tm) * p.tiles_n + x.tn;
+      if (x.order < 0 || x.order >= tiles) return fmt::format("CTA {}: order {} of {} tiles", cta, x.order, tiles);
+      if (order_tile[size_t(x.order)] == -1) order_tile[size_t(x.order)] = t;
+      if (order_tile[size_t(x.order)] != t) return fmt::format("order {} names two tiles", x.order);
+      if (x.split < 0 || x.split >= x.splits) return fmt::format("CTA {}: piece {} of {}", cta, x.split, x.splits);
+      if (x.splits > 1 && x.splits > lay.slots)
+        return fmt::format("a tile in {} pieces, the workspace holds {} a tile", x.splits, lay.slots);
+      for (int kb = x.kb0; kb < x.kb1; ++kb) ++covered[size_t(t) * size_t(p.nk) + size_t(kb)];
+      pieces[size_t(t)].push_back({x.kb0, x.split, x.splits});
+    }
+  }
+  for (int64_t t = 0; t < tiles; ++t) {
+    for (int kb = 0; kb < p.nk; ++kb)
+      if (const int n = covered[size_t(t) * size_t(p.nk) + size_t(kb)]; n != 1)
+        return fmt::format("tile {} K block {} computed {} times", t, kb, n);
+    auto& v = pieces[size_t(t)];
+    std::sort(v.begin(), v.end(), [](const Piece& a, const Piece& b) { return a.kb0 < b.kb0; });
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].split != int(i) || v[i].splits != int(v.size()))
+        return fmt::format("tile {}: piece {} in K order is numbered {} of {} ({} pieces)", t, i, v[i].split,
+                           v[i].splits, v.size());
+  }
+  for (int64_t o = 0; o < tiles; ++o)
+    if (order_tile[size_t(o)] == -1) return fmt::format("no tile has order {}", o);
+  return {};
+}
+
+}  // namespace
+
+// Every fused configuration the chooser weighs (so every one --kernel-config accepts) on every
+// shipped shape and a few ragged and batched ones, at three SM counts: walk_error above.
+TEST(Sm90Config, FusedWalkComputesEveryTileOnce) {
+  std::vector<Shape> shapes = shipped_shapes();
+  for (const Shape& s : {Shape{1, 1, 64, 1}, Shape{33, 200, 64 * 37, 3}, Shape{300, 1000, 64 * 9, 2},
+                         Shape{16, 130, 64 * 1021, 1}, Shape{1000, 129, 64 * 3, 5}})
+    shapes.push_back(s);
+  int walked = 0, stream_k = 0, split_k = 0;
+  for (const Shape& s : shapes)
+    for (int sms : {132, 114, 20})
+      for (const sm90::FusedConfig& f : sm90::fused_candidates(s, sms)) {
+        sm90::Config c;
+        c.path = sm90::Path::Fused;
+        c.fused = f;
+        c = sm90::normalize(s, c);
+        const std::string e = walk_error(s, c.fused, sms);
+        ASSERT_EQ(e, "") << name_of(s) << " " << sm90::describe(c) << " on " << sms << " SMs";
+        ++walked;
+        ++(c.fused.workers > 0 ? stream_k : split_k);
+      }
+  EXPECT_GT(walked, 1000);
+  EXPECT_GT(stream_k, 100);
+  EXPECT_GT(split_k, 500);
+}
+
+// The persistent schedule alone (walk.hpp's work_unit, which the two-phase path's mainloop walks
+// with its own tiles and group): units 0..U-1 name every (batch, tile) exactly once per split,
+// each split's K range non-empty and the splits of a tile tiling [0, nk) in order.
+TEST(Sm90Config, WorkUnitsNameEveryTileAndKBlockOnce) {
+  int checked = 0;
+  for (int l : {1, 3})
+    for (int tiles_m : {1, 5, 8, 9, 17})
+      for (int tiles_n : {1, 2, 7})
+        for (int group : {1, 4, 8})
+          for (int nk : {1, 3, 16, 37})
+            for (int splits : {1, 2, 3, 16}) {
+              if (splits > nk) continue;
+              const int tiles = l * tiles_m * tiles_n;
+              std::vector<int> next_kb(size_t(tiles), 0), seen(size_t(tiles), 0);
+              for (int u = 0; u < tiles * splits; ++u) {
+                const sm90::WorkUnit x = sm90::work_unit(u, tiles_m, tiles_n, splits, group, nk);
+                ASSERT_TRUE(x.batch >= 0 && x.batch < l && x.tm >= 0 && x.tm < tiles_m && x.tn >= 0 && x.tn < tiles_n)
+                    << "unit " << u;
+                ASSERT_EQ(x.order, u / splits);
+                const int t = (x.batch * tiles_m + x.tm) * tiles_n + x.tn;
+                ASSERT_EQ(x.split, seen[size_t(t)]) << "unit " << u << ": splits of a tile adjacent, in order";
+                ASSERT_EQ(x.splits, splits);
+                ASSERT_EQ(x.kb0, next_kb[size_t(t)]) << "unit " << u;
+                ASSERT_LT(x.kb0, x.kb1) << "unit " << u;
+                next_kb[size_t(t)] = x.kb1;
+                ++seen[size_t(t)];
+              }
+              for (int t = 0; t < tiles; ++t) {
+                ASSERT_EQ(seen[size_t(t)], splits) << "tile " << t;
+                ASSERT_EQ(next_kb[size_t(t)], nk) << "tile " << t;
+              }
+              ++checked;
+            }
+  EXPECT_GT(checked, 1000);
 }
