@@ -29,7 +29,12 @@
  *    hold fills every SM, so such a wait stalls until the hold times out, and the verdict ends
  *    the case incorrect ("work outside the timed stream"). The tool synchronizes, checks for
  *    CUDA errors (a fault is reported as a runtime failure, exit 3) and times it with events on
- *    that stream. Host kernels get stream == NULL and compute all of C before returning.
+ *    that stream. Host kernels get stream == NULL and compute all of C before returning, and
+ *    leave it readable: the tool reads it through the operating system, and a page left
+ *    protected or unmapped ends the case incorrect.
+ *  - A kernel works on its operands, workspace and C only: it does not install signal handlers,
+ *    change memory protections outside its own allocations or write the tool's memory (the
+ *    tool's GOT is read-only: such a write crashes the call, exit 3).
  *  - `workspace` points to workspace_bytes(problem) bytes in the kernel's memory space (NULL
  *    when 0); its contents are undefined at each call.
  *  - Return NVFP4BENCH_OK, or another status and a one-line reason written into `msg` (a

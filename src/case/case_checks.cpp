@@ -19,9 +19,9 @@ Recheck recheck_kernel(const CaseSpec& spec, const CasePlan& p, Context& ctx, Ca
   // The first call's C is verified and saved by now: the recheck's call writes it.
   if (ctx.gpu())
     return recheck_on_device(spec.problem, *p.kernel, *p.reference, out.dev, out.kws.get(), out.host,
-                             out.kernel_out, ctx, spec.tolerance);
-  return recheck_on_host(spec.problem, *p.kernel, out.host, out.first_ops, out.hws.data(),
-                         out.kernel_out, spec.tolerance);
+                             out.kernel_out, ctx, coords_seed(out.runs.secret, kCoordsRecheck), spec.tolerance);
+  return recheck_on_host(spec.problem, *p.kernel, out.host, out.first_ops, out.hws.data(), out.kernel_out,
+                         coords_seed(out.runs.secret, kCoordsRecheck), spec.tolerance);
 }
 
 

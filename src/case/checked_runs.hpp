@@ -56,13 +56,14 @@ ExpectedAt expected_on_host(const TimedRuns& runs);
 // recomputed for them first (the kernel cannot change what it reads), then one more call of the
 // kernel into its poisoned C (`got`, the C of the first call): a device reference is compared in
 // every element, the exact CPU value at a sample. No prepare() again: the kernel was prepared for
-// this shape and these buffers, and prepare() may not read the values.
+// this shape and these buffers, and prepare() may not read the values. `coords`: the seed of the
+// sampled elements (coords_seed of the verdict's secret, so a kernel cannot know them).
 Recheck recheck_on_device(const Problem& problem, Gemm& kernel, Gemm& reference, DeviceTensors& dev,
                           void* ws, HostTensors& host, std::vector<uint16_t>& got, Context& ctx,
-                          const Tolerance& tol);
+                          uint64_t coords, const Tolerance& tol);
 // The host backend's twin: `host` gets the fresh operands, `mine` (the kernel's buffers, kept by
 // the caller as long as the case's) a copy of them for the kernel.
 Recheck recheck_on_host(const Problem& problem, Gemm& kernel, HostTensors& host, HostTensors& mine,
-                        void* ws, std::vector<uint16_t>& got, const Tolerance& tol);
+                        void* ws, std::vector<uint16_t>& got, uint64_t coords, const Tolerance& tol);
 
 }  // namespace nvfp4

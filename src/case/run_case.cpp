@@ -159,9 +159,10 @@ CaseOutputs allocate_outputs(const CaseSpec& spec, const CasePlan& p, const Cont
   CaseOutputs out;
   if (p.need_host_inputs || !ctx.gpu()) out.host.allocate(s);
   out.kernel_out.resize(static_cast<size_t>(p.c_elems));
-  if (p.sample > 0) out.coords = sample_coords(s, p.sample, spec.problem.seed ^ 0x5eedull);
   out.runs.problem = spec.problem;
   out.runs.secret = spec.secret_seed ? *spec.secret_seed : secret_from_os();
+  // --verify-sample's elements: drawn from the secret, so the first call cannot be right there only.
+  if (p.sample > 0) out.coords = sample_coords(s, p.sample, coords_seed(out.runs.secret, kCoordsFirstCall));
   out.runs.tol = spec.tolerance;
   return out;
 }

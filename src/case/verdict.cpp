@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "src/core/error.hpp"
+#include "src/core/siphash.hpp"
 #include "src/problem/generate.hpp"
 
 
@@ -27,11 +28,24 @@ uint64_t secret_from_os() {
   }
 }
 
-uint64_t call_seed(uint64_t secret, int64_t run, int launch) {
-  return mix64(mix64(secret ^ 0xC0FFEE5EEDull) ^ mix64(uint64_t(run) * 4096u + uint64_t(launch)));
+// Every seed drawn from the secret goes through a keyed PRF, each kind of draw in its own domain
+// (the first word of the message): a kernel that recovers one call's operand seed from its
+// operands (the generator's mixer can be undone step by step) learns nothing of the secret, of
+// another call's seeds or of which elements will be gathered (docs/cli.md, "The verdict").
+namespace {
+enum : uint64_t { kCallDraw = 1, kFillDraw, kGatherDraw, kReservoirDraw, kCoordsDraw };
+constexpr uint64_t kVerdictKey1 = 0x6e76667034626e63ull;  // the key's other half: a constant
+}  // namespace
+
+uint64_t secret_draw(uint64_t secret, uint64_t domain, uint64_t value) {
+  return siphash24(secret, kVerdictKey1, domain, value);
 }
-uint64_t fill_seed(uint64_t secret, int64_t run) { return mix64(mix64(secret ^ 0xF111ull) ^ uint64_t(run)); }
-uint64_t gather_seed(uint64_t secret, int64_t run) { return mix64(mix64(secret ^ 0x6A7Eull) ^ uint64_t(run)); }
+uint64_t call_seed(uint64_t secret, int64_t run, int launch) {
+  return secret_draw(secret, kCallDraw, uint64_t(run) * 4096u + uint64_t(launch));
+}
+uint64_t fill_seed(uint64_t secret, int64_t run) { return secret_draw(secret, kFillDraw, uint64_t(run)); }
+uint64_t gather_seed(uint64_t secret, int64_t run) { return secret_draw(secret, kGatherDraw, uint64_t(run)); }
+uint64_t coords_seed(uint64_t secret, uint64_t what) { return secret_draw(secret, kCoordsDraw, what); }
 
 int64_t gathered_per_slot(int64_t c_elems, int slots) {
   const int64_t even = kGatheredPerRun / std::max(1, slots);
@@ -41,7 +55,7 @@ int64_t gathered_per_slot(int64_t c_elems, int slots) {
 TimedOutputs::TimedOutputs(const Shape& s, uint64_t secret, int slots, int keep)
     : s_(s), secret_(secret), slots_(std::max(1, slots)),
       per_slot_(gathered_per_slot(s.l * s.m * s.n, std::max(1, slots))), keep_(std::max(1, keep)),
-      draw_(mix64(secret ^ 0x5E1EC7ull)) {}
+      draw_(0) {}
 
 void TimedOutputs::offer(int64_t run, int64_t sample, const uint16_t* gathered) {
   ++runs_;
@@ -50,8 +64,7 @@ void TimedOutputs::offer(int64_t run, int64_t sample, const uint16_t* gathered) 
   ++offered_;
   int64_t slot = int64_t(kept_.size());
   if (slot >= keep_) {
-    draw_ = mix64(draw_);
-    slot = int64_t(draw_ % uint64_t(offered_));
+    slot = int64_t(secret_draw(secret_, kReservoirDraw, draw_++) % uint64_t(offered_));
     if (slot >= keep_) return;
   } else {
     kept_.emplace_back();

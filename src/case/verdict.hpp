@@ -30,9 +30,15 @@ uint64_t recheck_seed(uint64_t seed);
 uint64_t secret_from_os();
 // Seeds drawn from the secret for run `run` (warm-ups and samples counted together): the
 // operands of its launch `launch`, its C fill (slot k: fill_seed + k), its gathered elements.
+// Drawn through a keyed PRF (siphash.hpp): none of them, nor the secret, follows from another.
 uint64_t call_seed(uint64_t secret, int64_t run, int launch);
 uint64_t fill_seed(uint64_t secret, int64_t run);
 uint64_t gather_seed(uint64_t secret, int64_t run);
+// The seed of the coordinates a check samples (`what`: kCoordsRecheck, kCoordsFirstCall).
+constexpr uint64_t kCoordsRecheck = 1, kCoordsFirstCall = 2;
+uint64_t coords_seed(uint64_t secret, uint64_t what);
+// The PRF itself: 64 bits for (domain, value) under the secret.
+uint64_t secret_draw(uint64_t secret, uint64_t domain, uint64_t value);
 // Elements gathered from each of `slots` outputs of `c_elems` elements.
 int64_t gathered_per_slot(int64_t c_elems, int slots);
 
@@ -68,7 +74,7 @@ class TimedOutputs {
   int64_t runs_ = 0, offered_ = 0;
   bool every_call_ = false;
   int64_t checked_samples_ = 0, checked_outputs_ = 0, checked_elements_ = 0;
-  uint64_t draw_;  // the reservoir's random state
+  uint64_t draw_;  // the reservoir's draws so far (each one secret_draw(secret, reservoir, n))
   std::vector<Kept> kept_;
 };
 

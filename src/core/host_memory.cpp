@@ -1,7 +1,11 @@
 #include "src/core/host_memory.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <fstream>
@@ -57,6 +61,39 @@ void require_host_memory(int64_t bytes, const std::string& what) {
   if (bytes > avail)
     throw runtime_error(fmt::format("out of host memory: {} needs {} of host buffers, {} available",
                                     what, byte_text(double(bytes)), byte_text(double(avail))));
+}
+
+bool copy_without_faults(void* dst, const void* src, size_t bytes) {
+  // One pipe for the process (the verdict's reads are on one thread), made larger than the
+  // default 64 KiB where allowed so that a C of a few MiB takes few calls.
+  static const struct Pipe {
+    int fd[2] = {-1, -1};
+    size_t chunk = 0;
+    Pipe() {
+      if (::pipe2(fd, O_CLOEXEC) != 0)
+        throw runtime_error(fmt::format("pipe2 for the verdict's reads: {}", std::strerror(errno)));
+      const int got = ::fcntl(fd[1], F_SETPIPE_SZ, 1 << 20);
+      chunk = got > 0 ? size_t(got) : size_t(::fcntl(fd[1], F_GETPIPE_SZ));
+      if (chunk == 0) chunk = 4096;
+    }
+  } pipe;
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(src);
+  size_t done = 0;
+  while (done < bytes) {
+    const size_t want = std::min(pipe.chunk, bytes - done);
+    const ssize_t wrote = ::write(pipe.fd[1], in + done, want);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return false;  // EFAULT: a page the kernel could not read
+    for (size_t got = 0; got < size_t(wrote);) {
+      const ssize_t r = ::read(pipe.fd[0], out + done + got, size_t(wrote) - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) throw runtime_error(fmt::format("reading the verdict's pipe: {}", std::strerror(errno)));
+      got += size_t(r);
+    }
+    done += size_t(wrote);
+  }
+  return true;
 }
 
 }  // namespace nvfp4

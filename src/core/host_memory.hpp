@@ -2,6 +2,7 @@
 // std::vector does not fail cleanly, it gets the process killed later.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -13,6 +14,12 @@ int64_t host_memory_available();
 // Throws runtime_error (exit 3) "out of host memory: WHAT needs X GiB, Y GiB available" when
 // `bytes` exceeds what is available.
 void require_host_memory(int64_t bytes, const std::string& what);
+
+// Copies `bytes` of this process's memory from `src` to `dst` with the operating system doing the
+// reading (write(2) into a pipe): a page that is protected, unmapped or left to a fault handler
+// of user code makes it return false instead of raising a signal or running that handler. How
+// the verdict reads what a host kernel wrote (docs/cli.md, "The verdict").
+bool copy_without_faults(void* dst, const void* src, size_t bytes);
 
 // "1.5 GiB" and the like, for messages.
 std::string byte_text(double bytes);

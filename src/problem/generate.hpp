@@ -100,8 +100,9 @@ NVFP4_HD void generate_block(Dist dist, uint64_t seed, TensorId t, uint64_t bloc
   generate_block_keyed(dist, random_key(seed, t), block, bytes, scale);
 }
 
-// The verdict's values around each timed call (docs/cli.md, "The verdict"), from seeds the
-// kernel never sees. A random finite fp16 for element `index` of a C fill: never Inf, NaN or
+// The verdict's values around each timed call (docs/cli.md, "The verdict"), from seeds it draws
+// from its secret through a keyed PRF (src/case/verdict.cpp): mix64 below can be undone, so a
+// kernel may recover a seed from what it is given, but no other seed follows. A random finite fp16 for element `index` of a C fill: never Inf, NaN or
 // the first call's poison, so a filled C looks like no particular state; its magnitude is in
 // [2^10, 2^16), so no element left unwritten passes as a right one within tolerance.
 NVFP4_HD uint16_t random_finite_fp16(uint64_t seed, uint64_t index) {

@@ -19,6 +19,17 @@ them, and the honest kernels keep passing with the checks recorded. One cheat pe
                 hold, its wait in the window: right, and no faster than the honest GEMM
   host-work     the GEMM on the CPU, operands copied on a stream of its   -> the isolation check
   (plugin, torch) own (copy engines), C copied back in the window            (host time per call)
+  predict       works the secret out of its operands (the generator's      -> the timed outputs
+                mixer undone step by step) as the verdict once allowed,
+                and computes only the elements it predicts will be
+                gathered; with a keyed PRF between the secret and every
+                seed it never finds it (its log: "found 0")
+  fault         (plugin only) protects C's pages and computes each one    -> the timed outputs
+                in its own SIGSEGV handler when the tool reads it: the       (C unreadable)
+                verdict reads C through the kernel (a pipe), never faults
+  clock         (plugin only) honest, but rewrites the tool's GOT entry   -> its own crash
+                of its clock to leave out its calls' time                    (exit 3): the GOT
+                                                                             is read-only
   content-memo  replays an output cached by addresses and a fingerprint   -> nothing to catch:
                 of 64 sampled bytes per operand                              fresh operands make
                                                                              it miss every call,
@@ -46,10 +57,10 @@ DEVICE_LIB = os.path.join(PLUGIN_DIR, "libnvfp4_cheat_device.so")
 
 # What each verdict part's failure says (docs/cli.md, "The verdict").
 WHY = {
-    "timed_outputs": "wrote a wrong output",
-    "recheck": "recheck on fresh operands in the same buffers",
-    "isolation": "work outside the timed stream",
-    "floor": "below the physical floor of",
+    "timed_outputs": ("wrote a wrong output", "left its output unreadable"),
+    "recheck": ("recheck on fresh operands in the same buffers",),
+    "isolation": ("work outside the timed stream",),
+    "floor": ("below the physical floor of",),
 }
 EVERY_CALL = "--check-every-call: call "
 
@@ -176,6 +187,80 @@ FINGERPRINT_TORCH = """\
     at = np.unravel_index(np.arange(64) * x.numel() // 64, tuple(x.shape))
     x = x.view(torch.uint8)
     return x[tuple(torch.as_tensor(i, device=x.device) for i in at)].cpu().numpy().tobytes()"""
+
+# The secret worked out of the operands by undoing the generator's mixer and the verdict's old
+# derivations (as tests/cheat_plugins/cheat_host.cpp's predict-host), then only the elements it
+# predicts will be gathered computed; C left as it is when no run's derived fill matches C's.
+# "calls N found F" written to $NVFP4_CHEAT_LOG after every call.
+PREDICT_NUMPY = """
+import os
+
+import numpy as np
+from numpy_submission import custom_kernel as honest, dequantize
+
+M64 = (1 << 64) - 1
+I1, I2 = pow(0xBF58476D1CE4E5B9, -1, 1 << 64), pow(0x94D049BB133111EB, -1, 1 << 64)
+state = {"calls": 0, "found": 0, "run": -1}
+
+
+def mix64(z):
+    z = (z + 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def unxorshift(z, s):
+    r = z
+    for _ in range(64 // s + 1):
+        r = z ^ (r >> s)
+    return r
+
+
+def unmix64(z):
+    z = (unxorshift(z, 31) * I2) & M64
+    z = (unxorshift(z, 27) * I1) & M64
+    return (unxorshift(z, 30) - 0x9E3779B97F4A7C15) & M64
+
+
+def random_finite_fp16(seed, index):
+    r = mix64(seed ^ mix64(index))
+    return (r & 0x83FF) | ((25 + ((r >> 16) % 6)) << 10)
+
+
+def predict(data, c16):
+    a, b, sfa, sfb, _, _, c = data
+    r0 = int.from_bytes(bytes(np.asarray(a[0, :8, 0])), "little")
+    key = unmix64((unmix64(r0) - 0xE7037ED1A0B428DB) & M64) ^ mix64(0)
+    seed = unmix64(key) ^ 0xA0761D6478BD642F  # the call's operand seed
+    for run in range(state["run"] + 1, state["run"] + 257):
+        secret = unmix64(unmix64(seed) ^ mix64(run * 4096)) ^ 0xC0FFEE5EED
+        fill = mix64(mix64(secret ^ 0xF111) ^ run)
+        if any(int(c16[e]) != random_finite_fp16(fill, e) for e in range(8)):
+            continue
+        state["run"] = run
+        M, N, L = c.shape
+        gather = mix64(mix64(secret ^ 0x6A7E) ^ run)
+        idx = np.array([(mix64(gather ^ mix64(t)) * (M * N * L)) >> 64 for t in range(4096)])
+        l, i, j = idx // (M * N), idx // N % M, idx % N
+        da, db = dequantize(a, sfa), dequantize(b, sfb)
+        np.moveaxis(c, 2, 0)[l, i, j] = np.einsum("ek,ek->e", da[l, i], db[l, j]).astype(np.float16)
+        return True
+    return False
+
+
+def custom_kernel(data):
+    c = data[-1]
+    state["calls"] += 1
+    c16 = np.moveaxis(c, 2, 0).reshape(-1).view(np.uint16)
+    if c16[0] == 0x7F7F:  # the first call and the recheck
+        honest(data)
+    elif predict(data, c16):
+        state["found"] += 1
+    with open(os.environ["NVFP4_CHEAT_LOG"], "w") as f:
+        f.write(f"calls {state['calls']} found {state['found']}\\n")
+    return c
+"""
 
 # After its first call, the work on a thread of its own that writes c after the call returned;
 # one such thread at a time (a call that finds it busy starts none), never waited for by a call.
@@ -316,11 +401,11 @@ class Verdict(unittest.TestCase):
         v = c["verdict"]
         if every_call:
             self.assertTrue(c["message"].startswith(EVERY_CALL), c["message"])
-            self.assertIn(WHY["timed_outputs"], c["message"])
+            self.assertIn(WHY["timed_outputs"][0], c["message"])
             self.assertFalse(v["timed_outputs"]["passed"], v)
             return c
         parts = (by,) if isinstance(by, str) else by
-        part = next((p for p in parts if WHY[p] in c["message"]), None)
+        part = next((p for p in parts if any(w in c["message"] for w in WHY[p])), None)
         self.assertIsNotNone(part, f"caught by one of {parts}: {c['message']}")
         failed = v[part]["verification"]["passed"] if part == "recheck" else v[part]["passed"]
         self.assertFalse(failed, v)
@@ -375,6 +460,10 @@ class VerdictHost(Verdict):
     # the late deferred threads' tests: C 1 MiB; calls 0 (first), 1-3 (timed), 4 (the recheck)
     LATE = ["--m", "512", "--n", "512", "--k", "64", "--l", "2", "--iters", "3", "--warmup", "0",
             "--warmup-time", "0"]
+    # predict and fault: a C of 12288 elements (24 KiB: whole pages to protect, more elements
+    # than a run gathers); --dist gpumode (the default), whose operand seed A's bytes give away.
+    PAGED = ["--m", "128", "--n", "96", "--k", "256", "--iters", "20", "--warmup", "1",
+             "--warmup-time", "0"]
 
     @classmethod
     def setUpClass(cls):
@@ -395,6 +484,7 @@ class VerdictHost(Verdict):
                 honest=cls.HONEST, imports="", fingerprint=FINGERPRINT_NUMPY,
                 address_of="x.ctypes.data"),
             "deferred": DEFERRED,
+            "predict": PREDICT_NUMPY,
         })
 
     def need_python(self):
@@ -458,6 +548,43 @@ class VerdictHost(Verdict):
         # be a heap-use-after-free, the process's end).
         self.assert_caught(self.plugin("deferred-host", self.LATE), "recheck",
                            env={"NVFP4_CHEAT_DELAY_MS": "300", "NVFP4_CHEAT_DEFER_FROM": "4"})
+
+    def assert_never_found(self, args):
+        """predict: caught, and its log says it never found the secret (calls N found 0)."""
+        if os.path.exists(self.log):
+            os.remove(self.log)
+        c = self.assert_caught(args, "timed_outputs", env={"NVFP4_CHEAT_LOG": self.log},
+                               every_call="--check-every-call" in args)
+        with open(self.log) as f:
+            calls, found = (int(w) for w in f.read().split()[1::2])
+        self.assertGreater(calls, 1)
+        self.assertEqual(found, 0, "the secret followed from the operands")
+        return c
+
+    def test_predicting_plugin_never_finds_the_secret(self):
+        self.assert_never_found(self.plugin("predict-host", self.PAGED))
+        self.assert_never_found([*self.plugin("predict-host", self.PAGED), "--check-every-call"])
+
+    def test_python_predict_never_finds_the_secret(self):
+        self.need_python()
+        self.assert_never_found(self.python_kernel("predict", self.PAGED))
+
+    def test_fault_handler_plugin_fails(self):
+        # C's pages protected after the call: the verdict's read of C fails (it never faults), in
+        # both forms of the check.
+        for extra in [[], ["--check-every-call"]]:
+            with self.subTest(extra=extra):
+                c = self.assert_caught([*self.plugin("fault-host", self.PAGED), *extra], "timed_outputs")
+                self.assertIn("left its output unreadable after the call", c["message"])
+
+    def test_clock_rewriting_plugin_crashes(self):
+        # The tool is linked with full RELRO: its GOT is read-only once loaded, so the write
+        # that would swap its clock crashes the call (exit 3) instead of passing at any speed.
+        rc, out, c = self.case(*self.plugin("clock-host"))
+        self.assertEqual(rc, 3, out)
+        self.assertIn("kernel 'clock-host'", out)
+        self.assertIn("crashed: SIGSEGV", out)
+        self.assertNotEqual(c["disposition"], "passed")
 
     def test_python_cheats_fail(self):
         self.need_python()

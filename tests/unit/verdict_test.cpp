@@ -1,9 +1,11 @@
 // The verdict's logic (src/case/verdict.hpp) and the timed runs it rests on
 // (src/case/checked_runs.hpp): fresh operands and a random C on every call, which samples are
-// verified, what a lazy call looks like once gathered, --check-every-call, the recheck, and the
-// order of failures in the message. Each check is shown to catch the bug it is for, planted in
+// verified, what a lazy call looks like once gathered, --check-every-call, the recheck, the
+// order of failures in the message, the PRF the seeds are drawn through and how a host C is read. Each check is shown to catch the bug it is for, planted in
 // a fake kernel.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +15,8 @@
 #include "kernels/reference/cpu_exact.hpp"
 #include "src/case/checked_runs.hpp"
 #include "src/case/verdict.hpp"
+#include "src/core/host_memory.hpp"
+#include "src/core/siphash.hpp"
 #include "src/measure/measure.hpp"
 #include "src/problem/problem.hpp"
 
@@ -219,4 +223,50 @@ TEST(HeldHostTime, OnlyHostWorkThatDwarfsTheWindowFails) {
   EXPECT_NE(f.find("2500 us"), std::string::npos) << f;
   EXPECT_NE(f.find("3.50 us"), std::string::npos) << f;
   EXPECT_NE(held_host_time_failure(kMaxHeldHostUs + 1, 0), "");  // no GPU work at all
+}
+
+// The PRF between the secret and every seed (src/core/siphash.hpp): SipHash-2-4's reference
+// vectors (key 00..0f, messages 00 01 .. of length n; Aumasson and Bernstein's vectors_sip64).
+TEST(SecretDraws, SipHashMatchesTheReferenceVectors) {
+  uint8_t msg[64];
+  for (int i = 0; i < 64; ++i) msg[i] = uint8_t(i);
+  const uint64_t k0 = 0x0706050403020100ull, k1 = 0x0f0e0d0c0b0a0908ull;
+  const std::pair<size_t, uint64_t> vectors[] = {{0, 0x726fdb47dd0e0e31ull},  {1, 0x74f839c593dc67fdull},
+                                                 {7, 0xab0200f58b01d137ull},  {8, 0x93f5f5799a932462ull},
+                                                 {15, 0xa129ca6149be45e5ull}, {16, 0x3f2acc7f57c29bdbull},
+                                                 {63, 0x958a324ceb064572ull}};
+  for (const auto& [n, want] : vectors) EXPECT_EQ(siphash24(k0, k1, msg, n), want) << n << " bytes";
+  // The two-word form is the 16-byte message of both words, little-endian.
+  EXPECT_EQ(siphash24(k0, k1, 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull), 0x3f2acc7f57c29bdbull);
+}
+
+// Each kind of seed in its own domain: no run's operand, fill or gather seed equals another's, and
+// a different secret changes them all.
+TEST(SecretDraws, SeedsOfEachKindAndRunAreDistinct) {
+  std::set<uint64_t> seen;
+  for (int64_t run = 0; run < 200; ++run) {
+    for (int launch = 0; launch < 4; ++launch) EXPECT_TRUE(seen.insert(call_seed(7, run, launch)).second);
+    EXPECT_TRUE(seen.insert(fill_seed(7, run)).second);
+    EXPECT_TRUE(seen.insert(gather_seed(7, run)).second);
+    EXPECT_NE(call_seed(7, run, 0), call_seed(8, run, 0));
+    EXPECT_NE(gather_seed(7, run), gather_seed(8, run));
+  }
+  EXPECT_NE(coords_seed(7, kCoordsRecheck), coords_seed(7, kCoordsFirstCall));
+}
+
+// How the verdict reads a host kernel's C: right where the memory is readable, false (no signal,
+// no handler run) where a page is protected.
+TEST(SecretDraws, CopyWithoutFaultsReadsOrSaysItCannot) {
+  std::vector<uint16_t> src(300000), dst(src.size());  // more than one pipe's worth
+  for (size_t i = 0; i < src.size(); ++i) src[i] = uint16_t(i * 7);
+  ASSERT_TRUE(copy_without_faults(dst.data(), src.data(), src.size() * 2));
+  EXPECT_EQ(dst, src);
+  const long page = sysconf(_SC_PAGESIZE);
+  void* p = mmap(nullptr, size_t(3 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(p) + page, size_t(page), PROT_NONE), 0);
+  std::vector<char> out(size_t(3 * page));
+  EXPECT_FALSE(copy_without_faults(out.data(), p, out.size()));
+  EXPECT_TRUE(copy_without_faults(out.data(), p, size_t(page)));  // the readable page alone
+  munmap(p, size_t(3 * page));
 }
