@@ -34,7 +34,8 @@
  *    protected or unmapped ends the case incorrect.
  *  - A kernel works on its operands, workspace and C only: it does not install signal handlers,
  *    change memory protections outside its own allocations or write the tool's memory (the
- *    tool's GOT is read-only: such a write crashes the call, exit 3).
+ *    tool's GOT is read-only: such a write crashes the call, exit 3), and its work is done when
+ *    run() returns (the tool reads C at once and times that read).
  *  - `workspace` points to workspace_bytes(problem) bytes in the kernel's memory space (NULL
  *    when 0); its contents are undefined at each call.
  *  - Return NVFP4BENCH_OK, or another status and a one-line reason written into `msg` (a

@@ -208,18 +208,20 @@ Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, HostTensor
     generate_host(with_seed(runs.problem, call_seed(runs.secret, run, 0)), host);
     fill_random_host(tops.c, c_elems, 1, fill_seed(runs.secret, run));
   };
-  if (checked)
-    hooks.after = [&](cudaStream_t, int64_t run, int64_t sample) {
-      // Read at once: work a call left running (another thread) has not written it yet. Read by
-      // the operating system: a page the kernel left protected for a fault handler of its own
-      // (which would compute it now, outside the window) cannot be read, and says so.
+  if (checked) {
+    // C read right as the call returns (the timer records how long that took: work a call left
+    // running, on a thread or in a handler it blocks the read on, shows there). Read by the
+    // operating system: a page the kernel left protected for a fault handler of its own (which
+    // would compute it now, outside the window) cannot be read, and says so.
+    hooks.behind = [&](cudaStream_t, int64_t run) {
       if (!copy_without_faults(snapshot.data(), tops.c, snapshot.size() * 2))
         throw VerdictStop("timed_outputs",
-                          fmt::format("{} left its output unreadable after the call (C's pages protected "
+                          fmt::format("run {} left its output unreadable after the call (C's pages protected "
                                       "or unmapped): work left to a fault handler would run when the "
                                       "tool reads C, outside the timed window",
-                                      sample < 0 ? fmt::format("warm-up run {}", run)
-                                                 : fmt::format("timed sample {} (its one call)", sample)));
+                                      run));
+    };
+    hooks.after = [&](cudaStream_t, int64_t run, int64_t sample) {
       gather_host(snapshot.data(), c_elems, 1, int64_t(gathered.size()), gather_seed(runs.secret, run),
                   gathered.data());
       (*runs.timed)->offer(run, sample, gathered.data());
@@ -227,6 +229,7 @@ Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, HostTensor
       check_call(runs, expected, run, sample, 0, 1, snapshot.data());
       (*runs.timed)->count_checked(1, c_elems, sample >= 0);
     };
+  }
   return measure_host([&] { g.run(s, tops, ws, nullptr); }, mo, &hooks);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <memory>
 
 #include "src/core/error.hpp"
@@ -58,8 +59,14 @@ int launches_per_sample(int requested) {
 
 namespace {
 
+// clock_gettime from the tool itself, not std::chrono::steady_clock::now: that one lives in
+// libstdc++, whose call to clock_gettime goes through a GOT slot its partial RELRO leaves writable,
+// so a kernel could swap the clock with one store. The tool's own GOT is read-only (full RELRO,
+// CMakeLists.txt), and libc reaches the vDSO through read-only data.
 double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 }  // namespace
@@ -270,25 +277,46 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
   return m;
 }
 
+std::string read_gap_failure(double gap_us_median, double window_us_median) {
+  if (gap_us_median <= kMaxReadGapUs || gap_us_median <= kMaxReadGapRatio * window_us_median) return "";
+  return fmt::format(
+      "work outside the timed window: reading C after each call took a median {:.0f} us, {:.2f}x the "
+      "call's {:.0f} us (more than {:.0f} us and {:.2f}x): the call's work went on after it returned, "
+      "while the tool waited to read C",
+      gap_us_median, gap_us_median / std::max(window_us_median, 1e-3), window_us_median, kMaxReadGapUs,
+      kMaxReadGapRatio);
+}
+
 Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& opt,
                          const SampleHooks* hooks) {
   Measurement m;
   m.timer = "host-steady-clock";
   m.mode = MeasureMode::Hot;
   int64_t run = 0, attempt = 0;
+  std::vector<double> gaps;
   const auto one_run = [&](int64_t sample) -> TimedSample {
     const int64_t this_run = run++;
     if (hooks && hooks->before) hooks->before(nullptr, this_run);
     const double t0 = steady_seconds();
     fn();
+    const double t1 = steady_seconds();
     TimedSample t;
-    t.us = t.host_us = (steady_seconds() - t0) * 1e6;  // the host clock times the whole call
+    t.us = t.host_us = (t1 - t0) * 1e6;  // the host clock times the whole call
+    // The read of C right behind the call; how long it waited is judged over the samples.
+    if (hooks && hooks->behind) {
+      hooks->behind(nullptr, this_run);
+      if (sample >= 0) gaps.push_back((steady_seconds() - t1) * 1e6);
+    }
     if (hooks && hooks->after) hooks->after(nullptr, this_run, sample);
     return t;
   };
   const auto warm = [&] { (void)one_run(-1); };
   const auto take = [&] { return one_run(attempt++); };
   sample_loop(m, opt, warm, take, ClockPolicy{}, steady_seconds);
+  if (!gaps.empty()) {
+    m.read_gap = summarize(std::move(gaps));
+    m.isolation_failure = read_gap_failure(m.read_gap.median, m.stats.median);
+  }
   return m;
 }
 

@@ -71,6 +71,9 @@ struct Measurement {
   // Host time per call: what enqueueing one launch cost the host (device timer), or the whole
   // call (host timer, the same clock as the samples). Over kept samples.
   Stats host_call;
+  // Host timer: from a call's return until the tool had read its C (the hooks' `behind`), over
+  // kept samples; read_gap_failure() judges it.
+  Stats read_gap;
   // Device timer: whether the stream was held while each sample was enqueued, and why not.
   bool stream_held = false;
   std::string stream_hold_note;
@@ -94,7 +97,8 @@ struct SampleHooks {
   std::function<void(cudaStream_t stream, int64_t run)> before;
   // Right behind run `run`'s window, before the stream hold is released: device work on `stream`
   // that must run before anything else can (the gather of the outputs into pinned memory). It
-  // must not wait on the host: the stream is still held.
+  // must not wait on the host: the stream is still held. On the host (stream nullptr): the read
+  // of C, right as the call returns; the timer records how long it waited (Measurement::read_gap).
   std::function<void(cudaStream_t stream, int64_t run)> behind;
   // After run `run` and the work `behind` enqueued have finished; `sample` is its attempt number
   // among the timed samples, -1 for a warm-up. May throw VerdictStop.
@@ -127,6 +131,15 @@ constexpr double kMaxHoldGapUs = 500;
 constexpr double kMaxHeldHostUs = 1000;
 constexpr double kMaxHeldHostRatio = 20;
 std::string held_host_time_failure(double host_us_median, double window_us_median);
+
+// The host timer's twin: after a host call returns, the tool reads its C at once (microseconds to
+// a copy of C, far below the GEMM that wrote it). A median wait over kMaxReadGapUs AND over
+// kMaxReadGapRatio times the call is work the call left to run while the tool waited to read C -
+// a thread of the kernel's it blocks on, a handler of the kernel's that interrupts it - outside
+// the window. "" within either bound, else the failure line.
+constexpr double kMaxReadGapUs = 1000;
+constexpr double kMaxReadGapRatio = 0.25;
+std::string read_gap_failure(double gap_us_median, double window_us_median);
 
 // Writes a buffer of twice the L2 size before each cold sample so no operand stays cached;
 // persisting L2 lines (cudaAccessPolicyWindow) are reset to normal first, where supported.

@@ -42,26 +42,45 @@
 //                      SIGSEGV handler, which computes a page when the tool first reads it (the
 //                      gather after the window); a write (the next fill) drops the work. Also
 //                      found by the red-team review
+//   stdclock-host      the same with libstdc++'s GOT slot of clock_gettime, which its partial RELRO
+//                      leaves writable (std::chrono::steady_clock::now calls through it): the tool
+//                      once timed host calls with steady_clock (the second red-team review). Only
+//                      where that slot's page is writable; with $NVFP4_CHEAT_LOG set it writes
+//                      "patched P real_us R" there (R: its calls' shortest real time)
+//   pipe-host          finds a pipe of the tool's (both ends, 1 MiB, empty: the verdict once read C
+//                      through one such pipe, kept for the process), fills it inside the call
+//                      and returns without computing; a thread of its own then computes C and
+//                      drains the pipe, and the tool's write of C, blocked meanwhile, copies the
+//                      finished C (found by the second red-team review: it passed in every
+//                      mode). Where it finds no such pipe it returns without computing: the
+//                      verdict now reads C with process_vm_readv, or a pipe made for the one read
 //   clock-host         computes honestly, but on its first call points the tool's GOT entry of
 //                      std::chrono::steady_clock::now (the host backend's clock) at a clock of
 //                      its own that leaves out the time spent in its calls. With the GOT
 //                      read-only after load (full RELRO, CMakeLists.txt) the write crashes the
 //                      call; before, it passed at any speed it chose (the red-team review)
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include <dirent.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -71,7 +90,7 @@
 
 namespace {
 
-enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, Deferred, Predict, Fault, Clock };
+enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, Deferred, Predict, Fault, Clock, Pipe, StdClock };
 
 struct State {
   explicit State(Cheat c) : cheat(c) {}
@@ -246,6 +265,74 @@ void on_fault(int sig, siginfo_t* info, void* ucv) {
   raise(sig);
 }
 
+// pipe-host: the tool's pipe (read and write ends) and the call its thread is to compute.
+struct PipeCheat {
+  int rfd = -1, wfd = -1, size = 0;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool pending = false;
+  nvfp4bench_problem p{};
+  nvfp4bench_operands o{};
+  std::vector<char> junk;
+};
+PipeCheat& pipe_cheat() {
+  static PipeCheat* c = new PipeCheat;  // never destroyed: its thread may still wait on it at exit
+  return *c;
+}
+
+// A pipe with both ends open here, 1 MiB or more, empty: the one the verdict once kept.
+bool find_tool_pipe(PipeCheat& pc) {
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return false;
+  std::vector<std::pair<int, std::string>> pipes;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[128];
+    const std::string path = std::string("/proc/self/fd/") + e->d_name;
+    const ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = 0;
+    if (std::strncmp(target, "pipe:[", 6) == 0) pipes.emplace_back(std::atoi(e->d_name), target);
+  }
+  closedir(d);
+  for (const auto& [r, ri] : pipes)
+    for (const auto& [w, wi] : pipes) {
+      if (ri != wi || (fcntl(r, F_GETFL) & O_ACCMODE) != O_RDONLY || (fcntl(w, F_GETFL) & O_ACCMODE) != O_WRONLY)
+        continue;
+      int queued = -1;
+      const int size = fcntl(w, F_GETPIPE_SZ);
+      if (size >= (1 << 20) && ioctl(r, FIONREAD, &queued) == 0 && queued == 0) {
+        pc.rfd = r;
+        pc.wfd = w;
+        pc.size = size;
+        return true;
+      }
+    }
+  return false;
+}
+
+// pipe-host's thread: computes the call handed to it, then drains the junk so that the tool's
+// blocked write of C goes through with C finished.
+void pipe_worker() {
+  PipeCheat& pc = pipe_cheat();
+  std::vector<char> sink(size_t(pc.size));
+  for (;;) {
+    std::unique_lock<std::mutex> lock(pc.mu);
+    pc.cv.wait(lock, [&] { return pc.pending; });
+    const nvfp4bench_problem p = pc.p;
+    const nvfp4bench_operands o = pc.o;
+    lock.unlock();
+    nvfp4_example::host_gemm(p, o, p.m);
+    for (int got = 0; got < pc.size;) {
+      const ssize_t r = read(pc.rfd, sink.data(), size_t(pc.size - got));
+      if (r > 0) got += int(r);
+    }
+    lock.lock();
+    pc.pending = false;
+    pc.cv.notify_all();
+  }
+}
+
 // clock-host: the nanoseconds its calls spent, left out of its clock.
 std::atomic<int64_t> g_hidden_ns{0};
 int64_t monotonic_ns() {
@@ -256,6 +343,62 @@ int64_t monotonic_ns() {
 std::chrono::steady_clock::time_point hiding_now() noexcept {
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(monotonic_ns() - g_hidden_ns.load()));
 }
+// stdclock-host's clock_gettime: CLOCK_MONOTONIC less the hidden time.
+int hiding_clock_gettime(clockid_t id, timespec* ts) {
+  const int r = static_cast<int>(syscall(SYS_clock_gettime, id, ts));
+  if (r == 0 && id == CLOCK_MONOTONIC) {
+    const int64_t ns = int64_t(ts->tv_sec) * 1000000000 + ts->tv_nsec - g_hidden_ns.load();
+    ts->tv_sec = ns / 1000000000;
+    ts->tv_nsec = ns % 1000000000;
+  }
+  return r;
+}
+
+// Whether `at` lies in a writable mapping (/proc/self/maps): the slot is written only then.
+bool writable(uintptr_t at) {
+  FILE* f = std::fopen("/proc/self/maps", "r");
+  if (!f) return false;
+  char line[512];
+  bool w = false;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && at >= lo && at < hi) w = perms[1] == 'w';
+  }
+  std::fclose(f);
+  return w;
+}
+
+int g_stdclock_patched = 0;
+
+// Points libstdc++'s GOT slot of clock_gettime at hiding_clock_gettime, where writable.
+int patch_stdclock(dl_phdr_info* info, size_t, void*) {
+  if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libstdc++")) return 0;
+  const ElfW(Dyn)* dyn = nullptr;
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+      dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+  if (!dyn) return 1;
+  const ElfW(Rela)* rel = nullptr;
+  size_t relsz = 0;
+  const ElfW(Sym)* sym = nullptr;
+  const char* str = nullptr;
+  for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_JMPREL) rel = reinterpret_cast<const ElfW(Rela)*>(d->d_un.d_ptr);
+    if (d->d_tag == DT_PLTRELSZ) relsz = d->d_un.d_val;
+    if (d->d_tag == DT_SYMTAB) sym = reinterpret_cast<const ElfW(Sym)*>(d->d_un.d_ptr);
+    if (d->d_tag == DT_STRTAB) str = reinterpret_cast<const char*>(d->d_un.d_ptr);
+  }
+  for (size_t k = 0; rel && sym && str && k < relsz / sizeof(ElfW(Rela)); ++k)
+    if (std::strcmp(str + sym[ELF64_R_SYM(rel[k].r_info)].st_name, "clock_gettime") == 0) {
+      const uintptr_t slot = info->dlpi_addr + rel[k].r_offset;
+      if (!writable(slot)) continue;
+      *reinterpret_cast<void**>(slot) = reinterpret_cast<void*>(&hiding_clock_gettime);
+      ++g_stdclock_patched;
+    }
+  return 1;
+}
+
 // Points the main program's GOT slot of steady_clock::now at hiding_now.
 int patch_clock(dl_phdr_info* info, size_t, void*) {
   if (info->dlpi_name && info->dlpi_name[0]) return 0;  // the main program only
@@ -353,6 +496,49 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
         }
       return NVFP4BENCH_OK;
     }
+    case Cheat::StdClock: {
+      static int64_t shortest_ns = INT64_MAX;
+      if (call == 0) dl_iterate_phdr(patch_stdclock, nullptr);
+      const int64_t t0 = monotonic_ns();
+      nvfp4_example::host_gemm(*p, *o, p->m);
+      const int64_t spent = monotonic_ns() - t0;
+      shortest_ns = std::min(shortest_ns, spent);
+      g_hidden_ns += std::max<int64_t>(0, spent - 1000);
+      if (const char* path = std::getenv("NVFP4_CHEAT_LOG"); path && *path)
+        if (FILE* f = std::fopen(path, "w")) {
+          std::fprintf(f, "patched %d real_us %.1f\n", g_stdclock_patched, double(shortest_ns) * 1e-3);
+          std::fclose(f);
+        }
+      return NVFP4BENCH_OK;
+    }
+    case Cheat::Pipe: {
+      PipeCheat& pc = pipe_cheat();
+      {
+        std::unique_lock<std::mutex> lock(pc.mu);  // the last call's work is done by now
+        pc.cv.wait(lock, [&] { return !pc.pending; });
+      }
+      if (o->c[0] == nvfp4::kPoisonFp16) {  // the first call and the recheck
+        nvfp4_example::host_gemm(*p, *o, p->m);
+        return NVFP4BENCH_OK;
+      }
+      if (pc.wfd < 0) {
+        if (!find_tool_pipe(pc)) return NVFP4BENCH_OK;  // nothing to hide the work behind
+        pc.junk.assign(size_t(pc.size), 0);
+        std::thread(pipe_worker).detach();
+      }
+      for (int w = 0; w < pc.size;) {  // fill it: the tool's write of C will wait
+        const ssize_t r = write(pc.wfd, pc.junk.data() + w, size_t(pc.size - w));
+        if (r > 0) w += int(r);
+      }
+      {
+        std::lock_guard<std::mutex> lock(pc.mu);
+        pc.p = *p;
+        pc.o = *o;
+        pc.pending = true;
+      }
+      pc.cv.notify_all();
+      return NVFP4BENCH_OK;
+    }
     case Cheat::Clock: {
       if (call == 0) dl_iterate_phdr(patch_clock, nullptr);
       const int64_t t0 = monotonic_ns();
@@ -400,7 +586,8 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
 
 State kLazy{Cheat::Lazy}, kMemo{Cheat::Memo}, kMemoShape{Cheat::MemoShape}, kFast{Cheat::Fast},
     kContentMemo{Cheat::ContentMemo}, kCount{Cheat::Count}, kRandom{Cheat::Random},
-    kDeferred{Cheat::Deferred}, kPredict{Cheat::Predict}, kFault{Cheat::Fault}, kClock{Cheat::Clock};
+    kDeferred{Cheat::Deferred}, kPredict{Cheat::Predict}, kFault{Cheat::Fault}, kClock{Cheat::Clock},
+    kPipe{Cheat::Pipe}, kStdClock{Cheat::StdClock};
 
 const nvfp4bench_kernel kKernels[] = {
     {"lazy-host", "test plugin: right on its first call only", NVFP4BENCH_SPACE_HOST, 0, 0,
@@ -425,6 +612,10 @@ const nvfp4bench_kernel kKernels[] = {
      NVFP4BENCH_SPACE_HOST, 0, 0, &kFault, nullptr, nullptr, run},
     {"clock-host", "test plugin: rewrites the tool's clock in its GOT to hide its calls' time",
      NVFP4BENCH_SPACE_HOST, 0, 0, &kClock, nullptr, nullptr, run},
+    {"stdclock-host", "test plugin: rewrites libstdc++'s clock_gettime slot to hide its calls' time",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kStdClock, nullptr, nullptr, run},
+    {"pipe-host", "test plugin: computes C after the call while the tool's read of C waits on a pipe",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kPipe, nullptr, nullptr, run},
 };
 
 const nvfp4bench_plugin kPlugin = {NVFP4BENCH_PLUGIN_ABI_VERSION,

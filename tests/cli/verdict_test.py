@@ -27,6 +27,14 @@ them, and the honest kernels keep passing with the checks recorded. One cheat pe
   fault         (plugin only) protects C's pages and computes each one    -> the timed outputs
                 in its own SIGSEGV handler when the tool reads it: the       (C unreadable)
                 verdict reads C through the kernel (a pipe), never faults
+  pipe          (plugin only) finds the pipe the verdict once read C      -> the timed outputs
+                through, fills it and returns at once; its thread computes   (no pipe to find:
+                C while the tool's write of C waits                          it never computes)
+  stdclock      (plugin only) honest, but rewrites libstdc++'s GOT slot   -> nothing to gain:
+                of clock_gettime (partial RELRO: writable) to hide its       the tool's clock
+                calls' time                                                  does not go through
+                                                                             it (its median is
+                                                                             its real time)
   clock         (plugin only) honest, but rewrites the tool's GOT entry   -> its own crash
                 of its clock to leave out its calls' time                    (exit 3): the GOT
                                                                              is read-only
@@ -576,6 +584,26 @@ class VerdictHost(Verdict):
             with self.subTest(extra=extra):
                 c = self.assert_caught([*self.plugin("fault-host", self.PAGED), *extra], "timed_outputs")
                 self.assertIn("left its output unreadable after the call", c["message"])
+
+    def test_pipe_plugin_fails(self):
+        # It returns without computing unless it finds a pipe of the tool's to fill: C is read
+        # with process_vm_readv (or a pipe made for that one read), so there is none.
+        self.assert_caught(self.plugin("pipe-host", self.PAGED), "timed_outputs")
+
+    def test_libstdcxx_clock_rewrite_gains_nothing(self):
+        # It hides 99 % of its calls' time from clock_gettime as libstdc++ calls it; the tool's
+        # clock is its own clock_gettime call, so the median stays its calls' real time (its log:
+        # the shortest real call, measured by a syscall of its own).
+        if os.path.exists(self.log):
+            os.remove(self.log)
+        rc, out, c = self.case(*self.plugin("stdclock-host", self.PAGED), env={"NVFP4_CHEAT_LOG": self.log})
+        self.assertEqual(rc, 0, out)
+        with open(self.log) as f:
+            words = f.read().split()
+        patched, real_us = int(words[1]), float(words[3])
+        median_us = c["kernel_timing"]["stats"]["median_us"]
+        self.assertGreater(median_us, 0.5 * real_us,
+                           f"timed {median_us} us, its calls took {real_us} us (slot patched: {patched})")
 
     def test_clock_rewriting_plugin_crashes(self):
         # The tool is linked with full RELRO: its GOT is read-only once loaded, so the write

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "kernels/reference/cpu_exact.hpp"
@@ -269,4 +271,46 @@ TEST(SecretDraws, CopyWithoutFaultsReadsOrSaysItCannot) {
   EXPECT_FALSE(copy_without_faults(out.data(), p, out.size()));
   EXPECT_TRUE(copy_without_faults(out.data(), p, size_t(page)));  // the readable page alone
   munmap(p, size_t(3 * page));
+}
+
+// The host timer's read of C right behind the call (measure_host's `behind`): a wait over 1 ms and
+// a quarter of the call fails; honest reads (a copy of C) are far below both.
+TEST(ReadGap, OnlyAWaitThatDwarfsTheCallFails) {
+  EXPECT_EQ(read_gap_failure(30, 5), "");        // a small C's copy behind a short call
+  EXPECT_EQ(read_gap_failure(900, 10), "");      // under the absolute bound
+  EXPECT_EQ(read_gap_failure(2000, 10000), "");  // under the ratio: the call holds its work
+  const std::string f = read_gap_failure(5000, 250);
+  EXPECT_NE(f.find("work outside the timed window: reading C after each call took a median 5000 us"),
+            std::string::npos) << f;
+  EXPECT_NE(f.find("20.00x the call's 250 us"), std::string::npos) << f;
+}
+
+// measure_host times the read behind every call and judges the median; planted: a read that waits
+// 3 ms behind a call of ~0.1 ms (what a kernel's thread that the read blocks on looks like).
+TEST(ReadGap, MeasureHostJudgesTheWaitBehindTheCall) {
+  MeasureOptions o;
+  o.iters = 7;
+  o.warmup = 1;
+  o.warmup_s = 0;
+  volatile double sink = 0;
+  const auto call = [&] {
+    for (int i = 0; i < 20000; ++i) sink = sink + std::sqrt(double(i));
+  };
+  for (const bool waits : {false, true}) {
+    SampleHooks hooks;
+    int reads = 0;
+    hooks.behind = [&](cudaStream_t, int64_t) {
+      ++reads;
+      if (waits) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    };
+    const Measurement m = measure_host(call, o, &hooks);
+    EXPECT_EQ(reads, 8) << "every run's C is read, warm-ups too";
+    EXPECT_EQ(m.read_gap.count, 7) << "judged over the samples";
+    if (waits) {
+      EXPECT_GE(m.read_gap.median, 3000);
+      EXPECT_NE(m.isolation_failure.find("reading C after each call"), std::string::npos) << m.isolation_failure;
+    } else {
+      EXPECT_EQ(m.isolation_failure, "") << "median read " << m.read_gap.median << " us";
+    }
+  }
 }
