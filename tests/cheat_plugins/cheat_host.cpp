@@ -54,9 +54,10 @@
 //                      finished C (found by the second red-team review: it passed in every
 //                      mode). Where it finds no such pipe it returns without computing: the
 //                      verdict now reads C with process_vm_readv, or a pipe made for the one read
-//   clock-host         computes honestly, but on its first call points the tool's GOT entry of
-//                      std::chrono::steady_clock::now (the host backend's clock) at a clock of
-//                      its own that leaves out the time spent in its calls. With the GOT
+//   clock-host         computes honestly, but on its first call points the tool's GOT entries of
+//                      clock_gettime and std::chrono::steady_clock::now (the host backend's clock,
+//                      now and before) at clocks of its own that leave out the time spent in its
+//                      calls. With the GOT
 //                      read-only after load (full RELRO, CMakeLists.txt) the write crashes the
 //                      call; before, it passed at any speed it chose (the red-team review)
 #include <atomic>
@@ -371,14 +372,14 @@ bool writable(uintptr_t at) {
 
 int g_stdclock_patched = 0;
 
-// Points libstdc++'s GOT slot of clock_gettime at hiding_clock_gettime, where writable.
-int patch_stdclock(dl_phdr_info* info, size_t, void*) {
-  if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libstdc++")) return 0;
+// The GOT slots (PLT relocations) of symbol `name` in a loaded object.
+std::vector<uintptr_t> got_slots(const dl_phdr_info* info, const char* name) {
+  std::vector<uintptr_t> slots;
   const ElfW(Dyn)* dyn = nullptr;
   for (int i = 0; i < info->dlpi_phnum; ++i)
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
       dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-  if (!dyn) return 1;
+  if (!dyn) return slots;
   const ElfW(Rela)* rel = nullptr;
   size_t relsz = 0;
   const ElfW(Sym)* sym = nullptr;
@@ -390,36 +391,30 @@ int patch_stdclock(dl_phdr_info* info, size_t, void*) {
     if (d->d_tag == DT_STRTAB) str = reinterpret_cast<const char*>(d->d_un.d_ptr);
   }
   for (size_t k = 0; rel && sym && str && k < relsz / sizeof(ElfW(Rela)); ++k)
-    if (std::strcmp(str + sym[ELF64_R_SYM(rel[k].r_info)].st_name, "clock_gettime") == 0) {
-      const uintptr_t slot = info->dlpi_addr + rel[k].r_offset;
-      if (!writable(slot)) continue;
+    if (std::strcmp(str + sym[ELF64_R_SYM(rel[k].r_info)].st_name, name) == 0)
+      slots.push_back(info->dlpi_addr + rel[k].r_offset);
+  return slots;
+}
+
+// Points libstdc++'s GOT slot of clock_gettime at hiding_clock_gettime, where writable.
+int patch_stdclock(dl_phdr_info* info, size_t, void*) {
+  if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libstdc++")) return 0;
+  for (const uintptr_t slot : got_slots(info, "clock_gettime"))
+    if (writable(slot)) {
       *reinterpret_cast<void**>(slot) = reinterpret_cast<void*>(&hiding_clock_gettime);
       ++g_stdclock_patched;
     }
   return 1;
 }
 
-// Points the main program's GOT slot of steady_clock::now at hiding_now.
+// Points the main program's GOT slots of its clocks, clock_gettime (the timer's) and
+// steady_clock::now (the timer's until 66881bc), at hiding ones (plain stores).
 int patch_clock(dl_phdr_info* info, size_t, void*) {
   if (info->dlpi_name && info->dlpi_name[0]) return 0;  // the main program only
-  const ElfW(Dyn)* dyn = nullptr;
-  for (int i = 0; i < info->dlpi_phnum; ++i)
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-      dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-  if (!dyn) return 1;
-  const ElfW(Rela)* rel = nullptr;
-  size_t relsz = 0;
-  const ElfW(Sym)* sym = nullptr;
-  const char* str = nullptr;
-  for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
-    if (d->d_tag == DT_JMPREL) rel = reinterpret_cast<const ElfW(Rela)*>(d->d_un.d_ptr);
-    if (d->d_tag == DT_PLTRELSZ) relsz = d->d_un.d_val;
-    if (d->d_tag == DT_SYMTAB) sym = reinterpret_cast<const ElfW(Sym)*>(d->d_un.d_ptr);
-    if (d->d_tag == DT_STRTAB) str = reinterpret_cast<const char*>(d->d_un.d_ptr);
-  }
-  for (size_t k = 0; rel && sym && str && k < relsz / sizeof(ElfW(Rela)); ++k)
-    if (std::strcmp(str + sym[ELF64_R_SYM(rel[k].r_info)].st_name, "_ZNSt6chrono3_V212steady_clock3nowEv") == 0)
-      *reinterpret_cast<void**>(info->dlpi_addr + rel[k].r_offset) = reinterpret_cast<void*>(&hiding_now);
+  for (const uintptr_t slot : got_slots(info, "clock_gettime"))
+    *reinterpret_cast<void**>(slot) = reinterpret_cast<void*>(&hiding_clock_gettime);
+  for (const uintptr_t slot : got_slots(info, "_ZNSt6chrono3_V212steady_clock3nowEv"))
+    *reinterpret_cast<void**>(slot) = reinterpret_cast<void*>(&hiding_now);
   return 1;
 }
 
