@@ -6,6 +6,7 @@
 #include "src/app/cli.hpp"
 #include "src/core/error.hpp"
 #include "src/core/guard.hpp"
+#include "src/core/lockdown.hpp"
 
 namespace {
 
@@ -38,6 +39,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything a kernel brings is loaded: no seccomp filter or userfaultfd of a kernel's can
+  // then hold or serve the tool's own calls (src/core/lockdown.hpp).
+  (void)nvfp4::lock_down_process();
   nvfp4::guard::take_verdict_file();  // an isolated run's child (src/app/isolated_run.hpp)
   const int rc = run(argc, argv);
   // The verdict is out: whatever runs after (destructors, Python's finalization, a plugin's

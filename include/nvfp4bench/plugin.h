@@ -32,8 +32,9 @@
  *    that stream. Host kernels get stream == NULL and compute all of C before returning, and
  *    leave it readable: the tool reads it through the operating system, and a page left
  *    protected or unmapped ends the case incorrect.
- *  - A kernel works on its operands, workspace and C only: it does not install signal handlers,
- *    change memory protections outside its own allocations or write the tool's memory (the
+ *  - A kernel works on its operands, workspace and C only: it does not install signal handlers or
+ *    seccomp filters (the tool refuses the latter), change memory protections outside its own
+ *    allocations or write the tool's memory (the
  *    tool's GOT is read-only: such a write crashes the call, exit 3), and its work is done when
  *    run() returns (the tool reads C at once and times that read).
  *  - `workspace` points to workspace_bytes(problem) bytes in the kernel's memory space (NULL

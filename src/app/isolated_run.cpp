@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "src/app/commands.hpp"
+#include "src/case/verdict.hpp"
 #include "src/core/error.hpp"
 #include "src/core/guard.hpp"
 #include "src/sweep/child.hpp"
@@ -27,11 +28,12 @@ namespace {
 // limit only backs it up (a child stuck where even the watchdog cannot end it).
 constexpr double kBackstopGrace_s = 60;
 
-// The exit code the child wrote, if it wrote one.
-std::optional<int> read_verdict(const std::string& path) {
+// The exit code the child wrote, if it wrote one with the run's token.
+std::optional<int> read_verdict(const std::string& path, const std::string& token) {
   std::ifstream in(path);
   int code = 0;
-  if (in >> code) return code;
+  std::string said;
+  if (in >> code >> said && said == token) return code;
   return std::nullopt;
 }
 
@@ -49,7 +51,9 @@ int run_isolated(const RunOptions& o, int argc, char** argv) {
   // The child runs this very program, seeing the command line as it was typed (its report's argv).
   std::vector<std::string> args;
   for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
+  const std::string token = fmt::format("{:016x}", secret_from_os());
   ::setenv(guard::kVerdictFileEnv, verdict.c_str(), 1);
+  ::setenv(guard::kVerdictTokenEnv, token.c_str(), 1);
   sweep::ChildResult r;
   int interrupted_by = 0;
   {
@@ -59,7 +63,8 @@ int run_isolated(const RunOptions& o, int argc, char** argv) {
     interrupted_by = sweep::InterruptGuard::signal();
   }
   ::unsetenv(guard::kVerdictFileEnv);
-  const std::optional<int> code = read_verdict(verdict);
+  ::unsetenv(guard::kVerdictTokenEnv);
+  const std::optional<int> code = read_verdict(verdict, token);
   std::error_code ec;
   fs::remove_all(dir, ec);
   if (r.how == sweep::ChildResult::How::Interrupted) {

@@ -63,6 +63,7 @@ char g_alt_stack[64 * 1024];
 #endif
 
 char g_verdict_file[4096];  // the isolated child's verdict file; "" when not one
+char g_verdict_token[64];   // what it writes beside the code
 
 std::string g_timeout_what;  // "--timeout 5", set before the watchdog starts
 
@@ -285,11 +286,19 @@ std::string signal_name(int sig) {
 
 bool tainted() { return g_tainted.load(); }
 
+// Copies variable `name` into `out` (empty when unset), overwrites its value in place and unsets it.
+void take_and_scrub(const char* name, char* out, size_t size) {
+  out[0] = '\0';
+  char* v = std::getenv(name);
+  if (!v) return;
+  std::snprintf(out, size, "%s", v);
+  std::memset(v, 'x', std::strlen(v));
+  ::unsetenv(name);
+}
+
 void take_verdict_file() {
-  const char* v = std::getenv(kVerdictFileEnv);
-  if (!v || !*v) return;
-  std::snprintf(g_verdict_file, sizeof g_verdict_file, "%s", v);
-  ::unsetenv(kVerdictFileEnv);
+  take_and_scrub(kVerdictFileEnv, g_verdict_file, sizeof g_verdict_file);
+  take_and_scrub(kVerdictTokenEnv, g_verdict_token, sizeof g_verdict_token);
 }
 
 bool isolated_child() { return g_verdict_file[0] != '\0'; }
@@ -298,8 +307,8 @@ void note_verdict(int code) {
   if (!isolated_child()) return;
   const int fd = ::open(g_verdict_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;  // the parent then reports the run as ended without a verdict
-  char text[16];
-  const int n = std::snprintf(text, sizeof text, "%d\n", code);
+  char text[96];
+  const int n = std::snprintf(text, sizeof text, "%d %s\n", code, g_verdict_token);
   if (::write(fd, text, size_t(n)) < 0) {
   }
   ::close(fd);

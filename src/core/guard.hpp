@@ -52,10 +52,15 @@ void start_timeout(double seconds, const std::string& what);
 void stop_timeout();
 
 // The isolated run's child: NVFP4BENCH_VERDICT_FILE names where it writes its exit code once
-// its verdict and reports are out. take_verdict_file() reads (and unsets, so nothing the kernel
-// starts inherits it) the variable at startup; note_verdict(code) writes the file (end_now does
-// too). Without the variable both do nothing.
+// its verdict and reports are out, NVFP4BENCH_VERDICT_TOKEN a random token it writes beside the
+// code, which the parent requires: a kernel that found the file's name and wrote "0" there itself
+// before ending the process passed as a verdict. take_verdict_file() reads both at startup,
+// overwrites their values where the process's environment block keeps them (/proc/self/environ
+// shows that block whatever unsetenv does) and unsets them, so nothing the kernel does or starts
+// sees them; note_verdict(code) writes the file (end_now does too). Without the variables both
+// do nothing.
 constexpr const char* kVerdictFileEnv = "NVFP4BENCH_VERDICT_FILE";
+constexpr const char* kVerdictTokenEnv = "NVFP4BENCH_VERDICT_TOKEN";
 void take_verdict_file();
 bool isolated_child();
 void note_verdict(int code);

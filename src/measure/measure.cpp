@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <memory>
 
@@ -65,7 +67,8 @@ namespace {
 // CMakeLists.txt), and libc reaches the vDSO through read-only data.
 double steady_seconds() {
   timespec ts;
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  if (::clock_gettime(CLOCK_MONOTONIC, &ts) != 0)  // never here, unless something refuses the call
+    throw runtime_error(fmt::format("clock_gettime(CLOCK_MONOTONIC): {}", std::strerror(errno)));
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 

@@ -54,6 +54,16 @@
 //                      finished C (found by the second red-team review: it passed in every
 //                      mode). Where it finds no such pipe it returns without computing: the
 //                      verdict now reads C with process_vm_readv, or a pipe made for the one read
+//   notif-host         returns without computing and holds the tool's read of C (process_vm_readv)
+//                      with a seccomp filter of its own on the tool's thread (a user notification)
+//                      until its thread has computed C (the third red-team review: it passed
+//                      where a call takes under 1 ms). The tool's own filter now refuses
+//                      seccomp(): it then returns without computing. With $NVFP4_CHEAT_LOG set
+//                      it writes "installed I" there
+//   verdict-file-host  an isolated run's child writes its exit code into a file its parent
+//                      reads: this one finds the file's name in /proc/self/environ, writes 0 there
+//                      and ends the process, computing nothing (the third review: exit 0, no
+//                      report). The name is scrubbed and the parent wants a token beside the code
 //   clock-host         computes honestly, but on its first call points the tool's GOT entries of
 //                      clock_gettime and std::chrono::steady_clock::now (the host backend's clock,
 //                      now and before) at clocks of its own that leave out the time spent in its
@@ -65,6 +75,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstddef>
 #include <ctime>
 #include <cstring>
 #include <map>
@@ -76,6 +87,9 @@
 
 #include <dirent.h>
 #include <elf.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
@@ -91,7 +105,7 @@
 
 namespace {
 
-enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, Deferred, Predict, Fault, Clock, Pipe, StdClock };
+enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, Deferred, Predict, Fault, Clock, Pipe, StdClock, Notif, VerdictFile };
 
 struct State {
   explicit State(Cheat c) : cheat(c) {}
@@ -334,6 +348,86 @@ void pipe_worker() {
   }
 }
 
+// notif-host: its thread's work and the filter's listener.
+struct NotifCheat {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool have = false;
+  nvfp4bench_problem p{};
+  nvfp4bench_operands o{};
+  std::atomic<int> pending{0}, listener{-1};
+  int installed = -1;  // -1: not tried
+};
+NotifCheat& notif_cheat() {
+  static NotifCheat* c = new NotifCheat;  // never destroyed: its threads outlive every call
+  return *c;
+}
+
+void notif_worker() {
+  NotifCheat& nc = notif_cheat();
+  for (;;) {
+    std::unique_lock<std::mutex> lock(nc.mu);
+    nc.cv.wait(lock, [&] { return nc.have; });
+    nc.have = false;
+    const nvfp4bench_problem p = nc.p;
+    const nvfp4bench_operands o = nc.o;
+    lock.unlock();
+    nvfp4_example::host_gemm(p, o, p.m);
+    nc.pending.store(0);
+  }
+}
+
+// Answers each held process_vm_readv once C is computed: it then goes through.
+void notif_listener() {
+  NotifCheat& nc = notif_cheat();
+  while (nc.listener.load() < 0) usleep(100);
+  for (;;) {
+    seccomp_notif req;
+    std::memset(&req, 0, sizeof req);
+    if (ioctl(nc.listener.load(), SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) continue;
+    while (nc.pending.load()) {
+    }
+    seccomp_notif_resp resp;
+    std::memset(&resp, 0, sizeof resp);
+    resp.id = req.id;
+    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    ioctl(nc.listener.load(), SECCOMP_IOCTL_NOTIF_SEND, &resp);
+  }
+}
+
+// A filter on this (the tool's) thread that hands every process_vm_readv to the listener.
+bool hold_the_tools_reads(NotifCheat& nc) {
+  sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  const sock_fprog prog{static_cast<unsigned short>(sizeof f / sizeof f[0]), f};
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  const long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+  if (fd < 0) return false;
+  nc.listener.store(int(fd));
+  return true;
+}
+
+// verdict-file-host: the isolated child's verdict file named in /proc/self/environ, or "".
+std::string verdict_file_from_environ() {
+  std::string env;
+  if (FILE* f = std::fopen("/proc/self/environ", "rb")) {
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) env.append(buf, n);
+    std::fclose(f);
+  }
+  const std::string key = "NVFP4BENCH_VERDICT_FILE=";
+  for (size_t at = 0; at < env.size();) {
+    const size_t end = std::min(env.find('\0', at), env.size());
+    if (env.compare(at, key.size(), key) == 0) return env.substr(at + key.size(), end - at - key.size());
+    at = end + 1;
+  }
+  return "";
+}
+
 // clock-host: the nanoseconds its calls spent, left out of its clock.
 std::atomic<int64_t> g_hidden_ns{0};
 int64_t monotonic_ns() {
@@ -506,6 +600,44 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
         }
       return NVFP4BENCH_OK;
     }
+    case Cheat::Notif: {
+      NotifCheat& nc = notif_cheat();
+      while (nc.pending.load()) {  // the last call's work is done by now
+      }
+      if (o->c[0] == nvfp4::kPoisonFp16) {  // the first call and the recheck
+        nvfp4_example::host_gemm(*p, *o, p->m);
+        return NVFP4BENCH_OK;
+      }
+      if (nc.installed < 0) {  // threads first (without the filter), then the filter on this one
+        std::thread(notif_worker).detach();
+        std::thread(notif_listener).detach();
+        nc.installed = hold_the_tools_reads(nc) ? 1 : 0;
+        if (const char* path = std::getenv("NVFP4_CHEAT_LOG"); path && *path)
+          if (FILE* f = std::fopen(path, "w")) {
+            std::fprintf(f, "installed %d\n", nc.installed);
+            std::fclose(f);
+          }
+      }
+      if (nc.installed == 0) return NVFP4BENCH_OK;  // nothing to hold the read with
+      nc.pending.store(1);
+      {
+        std::lock_guard<std::mutex> lock(nc.mu);
+        nc.p = *p;
+        nc.o = *o;
+        nc.have = true;
+      }
+      nc.cv.notify_one();
+      return NVFP4BENCH_OK;
+    }
+    case Cheat::VerdictFile: {
+      const std::string path = verdict_file_from_environ();
+      if (!path.empty() && path[0] == '/')  // what is left of a scrubbed name is no file of the tool's
+        if (FILE* f = std::fopen(path.c_str(), "w")) {
+          std::fputs("0\n", f);
+          std::fclose(f);
+        }
+      _exit(0);
+    }
     case Cheat::Pipe: {
       PipeCheat& pc = pipe_cheat();
       {
@@ -582,7 +714,7 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
 State kLazy{Cheat::Lazy}, kMemo{Cheat::Memo}, kMemoShape{Cheat::MemoShape}, kFast{Cheat::Fast},
     kContentMemo{Cheat::ContentMemo}, kCount{Cheat::Count}, kRandom{Cheat::Random},
     kDeferred{Cheat::Deferred}, kPredict{Cheat::Predict}, kFault{Cheat::Fault}, kClock{Cheat::Clock},
-    kPipe{Cheat::Pipe}, kStdClock{Cheat::StdClock};
+    kPipe{Cheat::Pipe}, kStdClock{Cheat::StdClock}, kNotif{Cheat::Notif}, kVerdictFile{Cheat::VerdictFile};
 
 const nvfp4bench_kernel kKernels[] = {
     {"lazy-host", "test plugin: right on its first call only", NVFP4BENCH_SPACE_HOST, 0, 0,
@@ -609,6 +741,10 @@ const nvfp4bench_kernel kKernels[] = {
      NVFP4BENCH_SPACE_HOST, 0, 0, &kClock, nullptr, nullptr, run},
     {"stdclock-host", "test plugin: rewrites libstdc++'s clock_gettime slot to hide its calls' time",
      NVFP4BENCH_SPACE_HOST, 0, 0, &kStdClock, nullptr, nullptr, run},
+    {"notif-host", "test plugin: holds the tool's read of C with a seccomp filter while it computes C",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kNotif, nullptr, nullptr, run},
+    {"verdict-file-host", "test plugin: writes an isolated run's verdict file itself and ends the process",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kVerdictFile, nullptr, nullptr, run},
     {"pipe-host", "test plugin: computes C after the call while the tool's read of C waits on a pipe",
      NVFP4BENCH_SPACE_HOST, 0, 0, &kPipe, nullptr, nullptr, run},
 };

@@ -35,6 +35,15 @@ them, and the honest kernels keep passing with the checks recorded. One cheat pe
                 calls' time                                                  does not go through
                                                                              it (its median is
                                                                              its real time)
+  notif         (plugin only) returns at once and holds the tool's read   -> the timed outputs:
+                of C with a seccomp filter of its own (a user notification)  the tool's own filter
+                until its thread has computed C                              refuses seccomp(), so
+                                                                             it never computes
+  verdict-file  an isolated run's child: finds the verdict file's name in -> the run ended
+                /proc/self/environ, writes 0 there, ends the process         without a verdict
+                                                                             (exit 3): the name is
+                                                                             scrubbed, the parent
+                                                                             wants a token
   clock         (plugin only) honest, but rewrites the tool's GOT entry   -> its own crash
                 of its clock to leave out its calls' time                    (exit 3): the GOT
                                                                              is read-only
@@ -270,6 +279,22 @@ def custom_kernel(data):
     return c
 """
 
+# An isolated run's child: the verdict file's name from /proc/self/environ, 0 written there, the
+# process ended (the parent once took that 0 as the verdict).
+VERDICT_FILE = """
+import os
+
+
+def custom_kernel(data):
+    with open("/proc/self/environ", "rb") as f:
+        env = f.read().split(b"\\0")
+    for kv in env:
+        if kv.startswith(b"NVFP4BENCH_VERDICT_FILE=/"):
+            with open(kv.split(b"=", 1)[1], "w") as out:
+                out.write("0\\n")
+    os.kill(os.getpid(), 9)
+"""
+
 # After its first call, the work on a thread of its own that writes c after the call returned;
 # one such thread at a time (a call that finds it busy starts none), never waited for by a call.
 DEFERRED = """
@@ -493,6 +518,7 @@ class VerdictHost(Verdict):
                 address_of="x.ctypes.data"),
             "deferred": DEFERRED,
             "predict": PREDICT_NUMPY,
+            "verdict_file": VERDICT_FILE,
         })
 
     def need_python(self):
@@ -604,6 +630,26 @@ class VerdictHost(Verdict):
         median_us = c["kernel_timing"]["stats"]["median_us"]
         self.assertGreater(median_us, 0.5 * real_us,
                            f"timed {median_us} us, its calls took {real_us} us (slot patched: {patched})")
+
+    def test_seccomp_notification_plugin_fails(self):
+        # The tool's filter refuses seccomp(): the cheat cannot hold the read (its log says so)
+        # and returns without computing.
+        if os.path.exists(self.log):
+            os.remove(self.log)
+        self.assert_caught(self.plugin("notif-host", self.PAGED), "timed_outputs",
+                           env={"NVFP4_CHEAT_LOG": self.log})
+        with open(self.log) as f:
+            self.assertEqual(f.read().split(), ["installed", "0"])
+
+    def assert_no_verdict(self, args):
+        rc, out, err = run(*args, env=self.ENV, cwd=self.dir)
+        self.assertEqual(rc, 3, out + err)
+        self.assertIn("ended the process without a verdict", err)
+
+    def test_verdict_file_writers_fail(self):
+        self.assert_no_verdict(self.plugin("verdict-file-host"))
+        if self.python:
+            self.assert_no_verdict(self.python_kernel("verdict_file"))
 
     def test_clock_rewriting_plugin_crashes(self):
         # The tool is linked with full RELRO: its GOT is read-only once loaded, so the write

@@ -1,0 +1,66 @@
+#include "src/core/lockdown.hpp"
+
+#include <fmt/format.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+namespace nvfp4 {
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
+#else
+constexpr uint32_t kArch = 0;  // no filter: the architecture's numbers are not known here
+#endif
+
+// /dev/userfaultfd's ioctl (Linux 6.1+), where the headers predate it.
+constexpr uint32_t kUserfaultfdIocNew = 0xAA00;  // _IO(0xAA, 0x00)
+
+}  // namespace
+
+std::string lock_down_process() {
+  if (kArch == 0) return "no seccomp filter for this architecture";
+  const uint32_t deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+  sock_filter f[] = {
+      // Another architecture's calls (x32, i386 on x86-64) are refused whole.
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, deny),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, deny),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, deny),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_SECCOMP, 0, 5),
+      BPF_STMT(BPF_RET | BPF_K, deny),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1])),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kUserfaultfdIocNew, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, deny),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  const sock_fprog prog{static_cast<unsigned short>(sizeof f / sizeof f[0]), f};
+  // Needed to install a filter without CAP_SYS_ADMIN; it only stops exec() from gaining
+  // privileges (setuid programs), which the tool never needs.
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return fmt::format("prctl(PR_SET_NO_NEW_PRIVS): {}", std::strerror(errno));
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0) return "";
+  // EPERM: a filter that refuses seccomp() is on already (ours, inherited from the parent).
+  if (errno == EPERM) return "";
+  return fmt::format("seccomp: {}", std::strerror(errno));
+}
+
+}  // namespace nvfp4
