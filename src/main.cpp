@@ -44,11 +44,11 @@ int main(int argc, char** argv) {
   (void)nvfp4::lock_down_process();
   nvfp4::guard::take_verdict_file();  // an isolated run's child (src/app/isolated_run.hpp)
   const int rc = run(argc, argv);
-  // The verdict is out: whatever runs after (destructors, Python's finalization, a plugin's
-  // atexit) cannot change what the isolating parent reports.
   nvfp4::guard::note_verdict(rc);
-  // After a kernel crashed or was stopped inside a guarded call, its state (heap, interpreter)
-  // may be broken: the report is written, so end without running destructors and finalizers.
-  if (nvfp4::guard::tainted()) nvfp4::guard::end_now(rc);
+  // The verdict and the reports are out. With a kernel's code in the process, end now: its atexit
+  // handlers and destructors once rewrote the report and the verdict file after this point, and
+  // a kernel that crashed or was stopped inside a guarded call may have left its state (heap,
+  // interpreter) broken. (Under ASan such runs skip LeakSanitizer's check at exit.)
+  if (nvfp4::guard::tainted() || nvfp4::guard::foreign_code_ran()) nvfp4::guard::end_now(rc);
   return rc;
 }

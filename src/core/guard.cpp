@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "src/core/asan.hpp"
 #include "src/core/error.hpp"
 
 namespace nvfp4::guard {
@@ -37,6 +38,7 @@ sigjmp_buf* g_jump = nullptr;
 volatile sig_atomic_t g_reason = 0;
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_tainted{false};
+std::atomic<bool> g_foreign{false};  // a guarded call ran: foreign code is in the process
 std::atomic<bool> g_ending{false};  // someone is ending the process: the others stand aside
 // A fatal signal on another thread of a guarded call, waiting for the calling thread to report it.
 std::atomic<bool> g_other_pending{false};
@@ -48,16 +50,7 @@ struct sigaction g_old[32];
 // The handlers must run when a kernel overflowed the stack: on a stack of their own. Not under
 // AddressSanitizer, whose siglongjmp from another stack than the thread's warns of false positives
 // (google/sanitizers#189) on stderr; a stack overflow there ends the process as ASan reports it.
-#if defined(__SANITIZE_ADDRESS__)
-#define NVFP4_GUARD_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NVFP4_GUARD_ASAN 1
-#endif
-#endif
-#ifndef NVFP4_GUARD_ASAN
-#define NVFP4_GUARD_ASAN 0
-#endif
+#define NVFP4_GUARD_ASAN NVFP4_ASAN
 #if !NVFP4_GUARD_ASAN
 char g_alt_stack[64 * 1024];
 #endif
@@ -240,6 +233,7 @@ void call_impl(const char* who, void (*fn)(void*), void* ctx) {
     return;
   }
   install();
+  g_foreign.store(true);
   sigjmp_buf jump;
   std::snprintf(g_who, sizeof g_who, "%s", who);
   g_thread = pthread_self();
@@ -285,6 +279,7 @@ std::string signal_name(int sig) {
 }
 
 bool tainted() { return g_tainted.load(); }
+bool foreign_code_ran() { return g_foreign.load(); }
 
 // Copies variable `name` into `out` (empty when unset), overwrites its value in place and unsets it.
 void take_and_scrub(const char* name, char* out, size_t size) {

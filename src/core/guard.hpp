@@ -35,6 +35,10 @@ void call(const std::string& who, F&& fn) {
 // be broken, so the process writes its report and ends with end_now() rather than unwinding
 // everything (destructors, Python's finalization).
 bool tainted();
+// True once a guarded call ran: a kernel's code is in the process, and with it whatever it
+// registered to run at exit (atexit, destructors), which may rewrite the reports and the verdict
+// file after they are written - the process then ends with end_now() as soon as they are out.
+bool foreign_code_ran();
 // Flushes stdout and stderr and ends the process at once with `code`.
 [[noreturn]] void end_now(int code);
 

@@ -1,5 +1,7 @@
 #include "src/core/lockdown.hpp"
 
+#include "src/core/asan.hpp"
+
 #include <fmt/format.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -41,6 +43,10 @@ std::string lock_down_process() {
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, deny),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, deny),
+      // ptrace: a child the kernel forks could trace the tool's thread and hold its read of C.
+      // Not under ASan, whose LeakSanitizer traces the process's threads at exit.
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NVFP4_ASAN ? 0xFFFFFFFFu : uint32_t(SYS_ptrace), 0, 1),
       BPF_STMT(BPF_RET | BPF_K, deny),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 3),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),

@@ -64,6 +64,11 @@
 //                      reads: this one finds the file's name in /proc/self/environ, writes 0 there
 //                      and ends the process, computing nothing (the third review: exit 0, no
 //                      report). The name is scrubbed and the parent wants a token beside the code
+//   exit-forge-host    computes nothing; an atexit handler it registers rewrites the --json report
+//                      named in /proc/self/cmdline ("incorrect" -> "passed") and ends the process
+//                      with exit 0 (the fourth red-team review: it passed as exit 0 with a passed
+//                      report). The tool now ends a run with foreign code as soon as the verdict
+//                      and reports are out, before any atexit handler
 //   clock-host         computes honestly, but on its first call points the tool's GOT entries of
 //                      clock_gettime and std::chrono::steady_clock::now (the host backend's clock,
 //                      now and before) at clocks of its own that leave out the time spent in its
@@ -105,7 +110,7 @@
 
 namespace {
 
-enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, Deferred, Predict, Fault, Clock, Pipe, StdClock, Notif, VerdictFile };
+enum class Cheat { Lazy, Memo, MemoShape, Fast, ContentMemo, Count, Random, Deferred, Predict, Fault, Clock, Pipe, StdClock, Notif, VerdictFile, ExitForge };
 
 struct State {
   explicit State(Cheat c) : cheat(c) {}
@@ -428,6 +433,37 @@ std::string verdict_file_from_environ() {
   return "";
 }
 
+// exit-forge-host: the report named after --json in /proc/self/cmdline, passed, and exit 0.
+void forge_at_exit() {
+  std::string cmd;
+  if (FILE* f = std::fopen("/proc/self/cmdline", "rb")) {
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) cmd.append(buf, n);
+    std::fclose(f);
+  }
+  std::vector<std::string> args;
+  for (size_t at = 0; at < cmd.size();) {
+    const size_t end = std::min(cmd.find('\0', at), cmd.size());
+    args.push_back(cmd.substr(at, end - at));
+    at = end + 1;
+  }
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] != "--json") continue;
+    std::string text;
+    if (FILE* f = std::fopen(args[i + 1].c_str(), "rb")) {
+      char buf[4096];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+      std::fclose(f);
+    }
+    for (size_t at; (at = text.find("\"incorrect\"")) != std::string::npos;) text.replace(at, 11, "\"passed\"");
+    if (FILE* f = std::fopen(args[i + 1].c_str(), "wb")) {
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+    }
+  }
+  _exit(0);
+}
+
 // clock-host: the nanoseconds its calls spent, left out of its clock.
 std::atomic<int64_t> g_hidden_ns{0};
 int64_t monotonic_ns() {
@@ -629,6 +665,10 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
       nc.cv.notify_one();
       return NVFP4BENCH_OK;
     }
+    case Cheat::ExitForge: {
+      if (call == 0) std::atexit(forge_at_exit);
+      return NVFP4BENCH_OK;
+    }
     case Cheat::VerdictFile: {
       const std::string path = verdict_file_from_environ();
       if (!path.empty() && path[0] == '/')  // what is left of a scrubbed name is no file of the tool's
@@ -714,7 +754,8 @@ int32_t run(void* user, const nvfp4bench_problem* p, const nvfp4bench_operands* 
 State kLazy{Cheat::Lazy}, kMemo{Cheat::Memo}, kMemoShape{Cheat::MemoShape}, kFast{Cheat::Fast},
     kContentMemo{Cheat::ContentMemo}, kCount{Cheat::Count}, kRandom{Cheat::Random},
     kDeferred{Cheat::Deferred}, kPredict{Cheat::Predict}, kFault{Cheat::Fault}, kClock{Cheat::Clock},
-    kPipe{Cheat::Pipe}, kStdClock{Cheat::StdClock}, kNotif{Cheat::Notif}, kVerdictFile{Cheat::VerdictFile};
+    kPipe{Cheat::Pipe}, kStdClock{Cheat::StdClock}, kNotif{Cheat::Notif}, kVerdictFile{Cheat::VerdictFile},
+    kExitForge{Cheat::ExitForge};
 
 const nvfp4bench_kernel kKernels[] = {
     {"lazy-host", "test plugin: right on its first call only", NVFP4BENCH_SPACE_HOST, 0, 0,
@@ -745,6 +786,8 @@ const nvfp4bench_kernel kKernels[] = {
      NVFP4BENCH_SPACE_HOST, 0, 0, &kNotif, nullptr, nullptr, run},
     {"verdict-file-host", "test plugin: writes an isolated run's verdict file itself and ends the process",
      NVFP4BENCH_SPACE_HOST, 0, 0, &kVerdictFile, nullptr, nullptr, run},
+    {"exit-forge-host", "test plugin: computes nothing, rewrites the report at exit and exits 0",
+     NVFP4BENCH_SPACE_HOST, 0, 0, &kExitForge, nullptr, nullptr, run},
     {"pipe-host", "test plugin: computes C after the call while the tool's read of C waits on a pipe",
      NVFP4BENCH_SPACE_HOST, 0, 0, &kPipe, nullptr, nullptr, run},
 };

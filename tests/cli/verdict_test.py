@@ -44,6 +44,10 @@ them, and the honest kernels keep passing with the checks recorded. One cheat pe
                                                                              (exit 3): the name is
                                                                              scrubbed, the parent
                                                                              wants a token
+  exit-forge    (plugin only) computes nothing; at exit rewrites the      -> the first call's
+                --json report to "passed" and exits 0                        verification: the run
+                                                                             ends before any atexit
+                                                                             handler
   clock         (plugin only) honest, but rewrites the tool's GOT entry   -> its own crash
                 of its clock to leave out its calls' time                    (exit 3): the GOT
                                                                              is read-only
@@ -650,6 +654,15 @@ class VerdictHost(Verdict):
         self.assert_no_verdict(self.plugin("verdict-file-host"))
         if self.python:
             self.assert_no_verdict(self.python_kernel("verdict_file"))
+
+    def test_report_forged_at_exit_fails(self):
+        # A run with a kernel's code in it ends as soon as its verdict and reports are out, so
+        # the kernel's atexit handler never runs: incorrect (exit 1), isolated or not.
+        for extra in [[], ["--no-isolate"]]:
+            with self.subTest(extra=extra):
+                rc, out, c = self.case(*self.plugin("exit-forge-host"), *extra)
+                self.assertEqual(rc, 1, out)
+                self.assertEqual(c["disposition"], "incorrect", c["message"])
 
     def test_clock_rewriting_plugin_crashes(self):
         # The tool is linked with full RELRO: its GOT is read-only once loaded, so the write

@@ -4,8 +4,15 @@
 // order of failures in the message, the PRF the seeds are drawn through and how a host C is read. Each check is shown to catch the bug it is for, planted in
 // a fake kernel.
 #include <gtest/gtest.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
@@ -17,7 +24,9 @@
 #include "kernels/reference/cpu_exact.hpp"
 #include "src/case/checked_runs.hpp"
 #include "src/case/verdict.hpp"
+#include "src/core/asan.hpp"
 #include "src/core/host_memory.hpp"
+#include "src/core/lockdown.hpp"
 #include "src/core/siphash.hpp"
 #include "src/measure/measure.hpp"
 #include "src/problem/problem.hpp"
@@ -313,4 +322,27 @@ TEST(ReadGap, MeasureHostJudgesTheWaitBehindTheCall) {
       EXPECT_EQ(m.isolation_failure, "") << "median read " << m.read_gap.median << " us";
     }
   }
+}
+
+// The tool's own seccomp filter (src/core/lockdown.hpp), installed in a forked child: the calls a
+// kernel could hold or serve the tool's with are refused, others go through. Under ASan ptrace
+// stays allowed (LeakSanitizer traces threads at exit).
+TEST(Lockdown, RefusesTheCallsThatCouldHoldTheTools) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int bad = 0;
+    if (!lock_down_process().empty()) _exit(10);
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, nullptr) != -1 || errno != EPERM) bad |= 1;
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0) != -1 || errno != EPERM) bad |= 2;
+    if (syscall(SYS_userfaultfd, 0) != -1 || errno != EPERM) bad |= 4;
+    const long traced = syscall(SYS_ptrace, PTRACE_TRACEME, 0, nullptr, nullptr);
+    if (!NVFP4_ASAN && (traced != -1 || errno != EPERM)) bad |= 8;
+    if (getpid() <= 0 || lock_down_process() != "") bad |= 16;  // others pass; again: inherited
+    _exit(bad);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 seccomp, 2 prctl, 4 userfaultfd, 8 ptrace, 16 others; 10 not installed";
 }
