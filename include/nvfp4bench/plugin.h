@@ -33,10 +33,10 @@
  *    leave it readable: the tool reads it through the operating system, and a page left
  *    protected or unmapped ends the case incorrect.
  *  - A kernel works on its operands, workspace and C only: it does not install signal handlers or
- *    seccomp filters (the tool refuses the latter), change memory protections outside its own
- *    allocations or write the tool's memory (the
- *    tool's GOT is read-only: such a write crashes the call, exit 3), and its work is done when
- *    run() returns (the tool reads C at once and times that read).
+ *    seccomp filters, trace processes (the tool refuses seccomp and ptrace), change memory
+ *    protections outside its own allocations or write the tool's memory (the tool's GOT is
+ *    read-only: such a write crashes the call, exit 3), and its work is done when run() returns
+ *    (the tool reads C at once and times that read).
  *  - `workspace` points to workspace_bytes(problem) bytes in the kernel's memory space (NULL
  *    when 0); its contents are undefined at each call.
  *  - Return NVFP4BENCH_OK, or another status and a one-line reason written into `msg` (a

@@ -213,6 +213,7 @@ Measurement time_on_host(Gemm& g, void* ws, const MeasureOptions& mo, HostTensor
     // running, on a thread or in a handler it blocks the read on, shows there). Read by the
     // operating system: a page the kernel left protected for a fault handler of its own (which
     // would compute it now, outside the window) cannot be read, and says so.
+    hooks.behind_bytes = c_elems * 2;
     hooks.behind = [&](cudaStream_t, int64_t run) {
       if (!copy_without_faults(snapshot.data(), tops.c, snapshot.size() * 2))
         throw VerdictStop("timed_outputs",

@@ -26,6 +26,10 @@ constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
 constexpr uint32_t kArch = 0;  // no filter: the architecture's numbers are not known here
 #endif
 
+// The x32 ABI's call numbers (x86-64 kernels with CONFIG_X86_X32_ABI): bit 30 set. No other
+// architecture's numbers come near it.
+constexpr uint32_t kX32Bit = 0x40000000u;
+
 // /dev/userfaultfd's ioctl (Linux 6.1+), where the headers predate it.
 constexpr uint32_t kUserfaultfdIocNew = 0xAA00;  // _IO(0xAA, 0x00)
 
@@ -35,11 +39,15 @@ std::string lock_down_process() {
   if (kArch == 0) return "no seccomp filter for this architecture";
   const uint32_t deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
   sock_filter f[] = {
-      // Another architecture's calls (x32, i386 on x86-64) are refused whole.
+      // Another architecture's calls (i386 on x86-64) are refused whole.
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
       BPF_STMT(BPF_RET | BPF_K, deny),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      // x32 calls share x86-64's arch value, their numbers marked by bit 30: refused whole too
+      // (they would reach seccomp() and userfaultfd() past the tests below).
+      BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, deny),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, deny),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),

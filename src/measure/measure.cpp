@@ -280,13 +280,16 @@ Measurement measure_device(const DeviceWork& work, int copies, int64_t bytes_per
   return m;
 }
 
-std::string read_gap_failure(double gap_us_median, double window_us_median) {
-  if (gap_us_median <= kMaxReadGapUs || gap_us_median <= kMaxReadGapRatio * window_us_median) return "";
+double read_gap_bound_us(int64_t bytes) { return kReadGapBaseUs + double(bytes) / kReadGapBytesPerUs; }
+
+std::string read_gap_failure(double gap_us_median, double window_us_median, int64_t bytes) {
+  const double bound = read_gap_bound_us(bytes);
+  if (gap_us_median <= bound || gap_us_median <= kMaxReadGapRatio * window_us_median) return "";
   return fmt::format(
       "work outside the timed window: reading C after each call took a median {:.0f} us, {:.2f}x the "
       "call's {:.0f} us (more than {:.0f} us and {:.2f}x): the call's work went on after it returned, "
       "while the tool waited to read C",
-      gap_us_median, gap_us_median / std::max(window_us_median, 1e-3), window_us_median, kMaxReadGapUs,
+      gap_us_median, gap_us_median / std::max(window_us_median, 1e-3), window_us_median, bound,
       kMaxReadGapRatio);
 }
 
@@ -318,7 +321,7 @@ Measurement measure_host(const std::function<void()>& fn, const MeasureOptions& 
   sample_loop(m, opt, warm, take, ClockPolicy{}, steady_seconds);
   if (!gaps.empty()) {
     m.read_gap = summarize(std::move(gaps));
-    m.isolation_failure = read_gap_failure(m.read_gap.median, m.stats.median);
+    m.isolation_failure = read_gap_failure(m.read_gap.median, m.stats.median, hooks->behind_bytes);
   }
   return m;
 }

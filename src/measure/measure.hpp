@@ -100,6 +100,7 @@ struct SampleHooks {
   // must not wait on the host: the stream is still held. On the host (stream nullptr): the read
   // of C, right as the call returns; the timer records how long it waited (Measurement::read_gap).
   std::function<void(cudaStream_t stream, int64_t run)> behind;
+  int64_t behind_bytes = 0;  // host: the bytes `behind` reads (read_gap_bound_us grows with them)
   // After run `run` and the work `behind` enqueued have finished; `sample` is its attempt number
   // among the timed samples, -1 for a warm-up. May throw VerdictStop.
   std::function<void(cudaStream_t stream, int64_t run, int64_t sample)> after;
@@ -133,13 +134,18 @@ constexpr double kMaxHeldHostRatio = 20;
 std::string held_host_time_failure(double host_us_median, double window_us_median);
 
 // The host timer's twin: after a host call returns, the tool reads its C at once (microseconds to
-// a copy of C, far below the GEMM that wrote it). A median wait over kMaxReadGapUs AND over
-// kMaxReadGapRatio times the call is work the call left to run while the tool waited to read C -
+// a copy of C, far below the GEMM that wrote it). A median wait over read_gap_bound_us (a system
+// call's worth plus the copy of C at a pessimistic rate) AND over kMaxReadGapRatio times the call
+// is work the call left to run while the tool waited to read C -
 // a thread of the kernel's it blocks on, a handler of the kernel's that interrupts it - outside
 // the window. "" within either bound, else the failure line.
-constexpr double kMaxReadGapUs = 1000;
+// (a bound of 1 ms let a kernel stall the read on the process's memory lock, its own mprotect of
+// 96 MB, for ~0.9 ms a call and pass 17x faster than honest: the red-team's fifth round)
+constexpr double kReadGapBaseUs = 100;
+constexpr double kReadGapBytesPerUs = 1000;  // 1 GB/s
 constexpr double kMaxReadGapRatio = 0.25;
-std::string read_gap_failure(double gap_us_median, double window_us_median);
+double read_gap_bound_us(int64_t bytes);
+std::string read_gap_failure(double gap_us_median, double window_us_median, int64_t bytes);
 
 // Writes a buffer of twice the L2 size before each cold sample so no operand stays cached;
 // persisting L2 lines (cudaAccessPolicyWindow) are reset to normal first, where supported.

@@ -282,13 +282,16 @@ TEST(SecretDraws, CopyWithoutFaultsReadsOrSaysItCannot) {
   munmap(p, size_t(3 * page));
 }
 
-// The host timer's read of C right behind the call (measure_host's `behind`): a wait over 1 ms and
-// a quarter of the call fails; honest reads (a copy of C) are far below both.
+// The host timer's read of C right behind the call (measure_host's `behind`): a wait over 100 us
+// plus C's copy at 1 GB/s, and over a quarter of the call, fails; honest reads are far below both.
 TEST(ReadGap, OnlyAWaitThatDwarfsTheCallFails) {
-  EXPECT_EQ(read_gap_failure(30, 5), "");        // a small C's copy behind a short call
-  EXPECT_EQ(read_gap_failure(900, 10), "");      // under the absolute bound
-  EXPECT_EQ(read_gap_failure(2000, 10000), "");  // under the ratio: the call holds its work
-  const std::string f = read_gap_failure(5000, 250);
+  EXPECT_EQ(read_gap_failure(30, 5, 2048), "");         // a small C's copy behind a short call
+  EXPECT_EQ(read_gap_failure(90, 10, 0), "");           // under the absolute bound
+  EXPECT_EQ(read_gap_failure(2000, 10, 2000000), "");   // a 2 MB C's copy at 1 GB/s
+  EXPECT_EQ(read_gap_failure(2000, 10000, 0), "");      // under the ratio: the call holds its work
+  EXPECT_NE(read_gap_failure(900, 30, 1024), "");       // the fifth round's memory-lock stall
+  EXPECT_EQ(read_gap_bound_us(1000000), 1100);
+  const std::string f = read_gap_failure(5000, 250, 0);
   EXPECT_NE(f.find("work outside the timed window: reading C after each call took a median 5000 us"),
             std::string::npos) << f;
   EXPECT_NE(f.find("20.00x the call's 250 us"), std::string::npos) << f;
