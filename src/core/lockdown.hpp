@@ -3,10 +3,12 @@
 //   - a seccomp filter of its own on the tool's thread (a user notification holding the read of C
 //     until a thread of the kernel's has computed it, after the window);
 //   - a userfaultfd (serving the faults of the tool's reads of C);
-//   - ptrace from a process it forks (stopping the tool's thread at the read of C).
+//   - ptrace from a process it forks (stopping the tool's thread at the read of C);
+//   - the clocks' rate or time (adjtimex, clock_adjtime, settimeofday, clock_settime: root only).
 // Installed once, first thing in main(): a seccomp filter that answers EPERM to seccomp(),
-// prctl(PR_SET_SECCOMP), userfaultfd(), /dev/userfaultfd's USERFAULTFD_IOC_NEW and (not under
-// ASan, whose leak check traces threads) ptrace(), and lets every other call through. Filters stack and are inherited, so nothing loaded later can remove
+// prctl(PR_SET_SECCOMP), userfaultfd(), /dev/userfaultfd's USERFAULTFD_IOC_NEW, the four
+// clock-setting calls and (not under ASan, whose leak check traces threads) ptrace(), and lets
+// every other call through. Filters stack and are inherited, so nothing loaded later can remove
 // it; children (a sweep's workers, an isolated run) inherit it too.
 #pragma once
 

@@ -64,11 +64,13 @@ namespace {
 // clock_gettime from the tool itself, not std::chrono::steady_clock::now: that one lives in
 // libstdc++, whose call to clock_gettime goes through a GOT slot its partial RELRO leaves writable,
 // so a kernel could swap the clock with one store. The tool's own GOT is read-only (full RELRO,
-// CMakeLists.txt), and libc reaches the vDSO through read-only data.
+// CMakeLists.txt), and libc reaches the vDSO through read-only data. CLOCK_MONOTONIC_RAW: not
+// slewed by adjtimex (which a root kernel could slow CLOCK_MONOTONIC with, 10 %; the tool's
+// seccomp filter refuses it too).
 double steady_seconds() {
   timespec ts;
-  if (::clock_gettime(CLOCK_MONOTONIC, &ts) != 0)  // never here, unless something refuses the call
-    throw runtime_error(fmt::format("clock_gettime(CLOCK_MONOTONIC): {}", std::strerror(errno)));
+  if (::clock_gettime(CLOCK_MONOTONIC_RAW, &ts) != 0)  // never here, unless something refuses it
+    throw runtime_error(fmt::format("clock_gettime(CLOCK_MONOTONIC_RAW): {}", std::strerror(errno)));
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 

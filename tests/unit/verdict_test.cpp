@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/timex.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -341,11 +342,13 @@ TEST(Lockdown, RefusesTheCallsThatCouldHoldTheTools) {
     if (syscall(SYS_userfaultfd, 0) != -1 || errno != EPERM) bad |= 4;
     const long traced = syscall(SYS_ptrace, PTRACE_TRACEME, 0, nullptr, nullptr);
     if (!NVFP4_ASAN && (traced != -1 || errno != EPERM)) bad |= 8;
+    timex tx{};  // a read-only query, allowed to anyone without the filter
+    if (adjtimex(&tx) != -1 || errno != EPERM) bad |= 32;
     if (getpid() <= 0 || lock_down_process() != "") bad |= 16;  // others pass; again: inherited
     _exit(bad);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 seccomp, 2 prctl, 4 userfaultfd, 8 ptrace, 16 others; 10 not installed";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 seccomp, 2 prctl, 4 userfaultfd, 8 ptrace, 16 others, 32 adjtimex; 10 not installed";
 }
