@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <tuple>
+#include <vector>
 
 namespace nvfp4 {
 namespace {
@@ -38,45 +40,44 @@ constexpr uint32_t kUserfaultfdIocNew = 0xAA00;  // _IO(0xAA, 0x00)
 std::string lock_down_process() {
   if (kArch == 0) return "no seccomp filter for this architecture";
   const uint32_t deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
-  sock_filter f[] = {
-      // Another architecture's calls (i386 on x86-64) are refused whole.
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+  const auto load = [](uint32_t offset) { return sock_filter BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset); };
+  const sock_filter refuse = BPF_STMT(BPF_RET | BPF_K, deny);
+  const uint32_t nr = offsetof(seccomp_data, nr);
+  std::vector<sock_filter> f = {
+      // Another architecture's calls (i386 on x86-64) are refused whole; so are x32 calls, which
+      // share x86-64's arch value, their numbers marked by bit 30 (they would reach seccomp() and
+      // userfaultfd() past the tests below).
+      load(offsetof(seccomp_data, arch)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      // x32 calls share x86-64's arch value, their numbers marked by bit 30: refused whole too
-      // (they would reach seccomp() and userfaultfd() past the tests below).
+      refuse,
+      load(nr),
       BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      // The clocks' rate and time (root only, but the tool may run as root): adjtimex slowed
-      // CLOCK_MONOTONIC by 10 % in a red-team round. The tool times with CLOCK_MONOTONIC_RAW too.
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_adjtimex, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_adjtime, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_settimeofday, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_settime, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      // ptrace: a child the kernel forks could trace the tool's thread and hold its read of C.
-      // Not under ASan, whose LeakSanitizer traces the process's threads at exit.
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NVFP4_ASAN ? 0xFFFFFFFFu : uint32_t(SYS_ptrace), 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 3),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_SECCOMP, 0, 5),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1])),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kUserfaultfdIocNew, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, deny),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      refuse,
   };
-  const sock_fprog prog{static_cast<unsigned short>(sizeof f / sizeof f[0]), f};
+  // Calls refused whatever their arguments: seccomp filters, userfaultfds; the clocks' rate and
+  // time (root only, but the tool may run as root: adjtimex slowed CLOCK_MONOTONIC by 10 % in a
+  // red-team round; the tool times with CLOCK_MONOTONIC_RAW too); ptrace (a process the kernel
+  // forks could stop the tool's thread at its read of C), except under ASan, whose LeakSanitizer
+  // traces the process's threads at exit.
+  std::vector<uint32_t> calls = {SYS_seccomp,       SYS_userfaultfd,  SYS_adjtimex,
+                                 SYS_clock_adjtime, SYS_settimeofday, SYS_clock_settime};
+  if (!NVFP4_ASAN) calls.push_back(SYS_ptrace);
+  for (const uint32_t call : calls) {
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, call, 0, 1));
+    f.push_back(refuse);
+  }
+  // Calls refused with one argument: prctl(PR_SET_SECCOMP), ioctl(USERFAULTFD_IOC_NEW) on
+  // /dev/userfaultfd. The number is loaded again after the argument's test.
+  for (const auto& [call, arg, value] : {std::tuple<uint32_t, uint32_t, uint32_t>{SYS_prctl, 0, PR_SET_SECCOMP},
+                                         {SYS_ioctl, 1, kUserfaultfdIocNew}}) {
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, call, 0, 3));
+    f.push_back(load(uint32_t(offsetof(seccomp_data, args) + 8 * arg)));  // the low 32 bits
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value, 0, 1));
+    f.push_back(refuse);
+    f.push_back(load(nr));
+  }
+  f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  const sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
   // Needed to install a filter without CAP_SYS_ADMIN; it only stops exec() from gaining
   // privileges (setuid programs), which the tool never needs.
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)

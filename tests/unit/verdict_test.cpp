@@ -5,6 +5,7 @@
 // a fake kernel.
 #include <gtest/gtest.h>
 #include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -342,6 +343,10 @@ TEST(Lockdown, RefusesTheCallsThatCouldHoldTheTools) {
     if (syscall(SYS_userfaultfd, 0) != -1 || errno != EPERM) bad |= 4;
     const long traced = syscall(SYS_ptrace, PTRACE_TRACEME, 0, nullptr, nullptr);
     if (!NVFP4_ASAN && (traced != -1 || errno != EPERM)) bad |= 8;
+    if (ioctl(-1, 0xAA00 /* USERFAULTFD_IOC_NEW */) != -1 || errno != EPERM) bad |= 64;  // else EBADF
+    char name[32] = {};
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0 || ioctl(-1, 0x5401 /* TCGETS */) != -1 || errno != EBADF)
+      bad |= 16;  // the same calls with other arguments pass
     timex tx{};  // a read-only query, allowed to anyone without the filter
     if (adjtimex(&tx) != -1 || errno != EPERM) bad |= 32;
     if (getpid() <= 0 || lock_down_process() != "") bad |= 16;  // others pass; again: inherited
@@ -350,5 +355,5 @@ TEST(Lockdown, RefusesTheCallsThatCouldHoldTheTools) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 seccomp, 2 prctl, 4 userfaultfd, 8 ptrace, 16 others, 32 adjtimex; 10 not installed";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 seccomp, 2 prctl, 4 userfaultfd, 8 ptrace, 16 others, 32 adjtimex, 64 ioctl; 10 not installed";
 }
