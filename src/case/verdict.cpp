@@ -35,11 +35,12 @@ uint64_t secret_from_os() {
 namespace {
 enum : uint64_t { kCallDraw = 1, kFillDraw, kGatherDraw, kReservoirDraw, kCoordsDraw };
 constexpr uint64_t kVerdictKey1 = 0x6e76667034626e63ull;  // the key's other half: a constant
-}  // namespace
 
+// The PRF itself: 64 bits for (domain, value) under the secret.
 uint64_t secret_draw(uint64_t secret, uint64_t domain, uint64_t value) {
   return siphash24(secret, kVerdictKey1, domain, value);
 }
+}  // namespace
 uint64_t call_seed(uint64_t secret, int64_t run, int launch) {
   return secret_draw(secret, kCallDraw, uint64_t(run) * 4096u + uint64_t(launch));
 }

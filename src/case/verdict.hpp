@@ -37,8 +37,6 @@ uint64_t gather_seed(uint64_t secret, int64_t run);
 // The seed of the coordinates a check samples (`what`: kCoordsRecheck, kCoordsFirstCall).
 constexpr uint64_t kCoordsRecheck = 1, kCoordsFirstCall = 2;
 uint64_t coords_seed(uint64_t secret, uint64_t what);
-// The PRF itself: 64 bits for (domain, value) under the secret.
-uint64_t secret_draw(uint64_t secret, uint64_t domain, uint64_t value);
 // Elements gathered from each of `slots` outputs of `c_elems` elements.
 int64_t gathered_per_slot(int64_t c_elems, int slots);
 

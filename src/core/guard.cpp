@@ -50,8 +50,7 @@ struct sigaction g_old[32];
 // The handlers must run when a kernel overflowed the stack: on a stack of their own. Not under
 // AddressSanitizer, whose siglongjmp from another stack than the thread's warns of false positives
 // (google/sanitizers#189) on stderr; a stack overflow there ends the process as ASan reports it.
-#define NVFP4_GUARD_ASAN NVFP4_ASAN
-#if !NVFP4_GUARD_ASAN
+#if !NVFP4_ASAN
 char g_alt_stack[64 * 1024];
 #endif
 
@@ -203,7 +202,7 @@ extern "C" void on_interrupt(int sig) {
 
 void install() {
   static const bool done = [] {
-#if !NVFP4_GUARD_ASAN
+#if !NVFP4_ASAN
     stack_t ss{};
     ss.ss_sp = g_alt_stack;
     ss.ss_size = sizeof g_alt_stack;
